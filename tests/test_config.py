@@ -114,3 +114,20 @@ def test_plan_shares_jobs_and_names_them_by_content(default_config):
     assert not {m["hash"] for s in changed.settings["ltb_gap"].values() for m in s.models} & models
     assert changed.settings["lsa_rates"].keys() == plan.settings["lsa_rates"].keys()  # other experiments untouched
     assert set(changed.data) == set(plan.data)  # evaluation sets do not depend on training
+
+
+def test_a_model_can_have_its_own_training_config(default_config):
+    """lsa_shifts: GPT-2 trains with its own config on the LSA's task; the LSA's models are unchanged."""
+    plan = build_plan(validate(default_config))
+    exp = default_config["experiments"]["lsa_shifts"]
+    settings = list(plan.settings["lsa_shifts"].values())
+    hashes = {name: {m["hash"] for s in settings for m in s.models if m["name"] == name} for name in ("lsa", "gpt2")}
+    jobs = {name: [plan.train[h] for h in sorted(hs)] for name, hs in hashes.items()}
+    assert {job.train.steps for job in jobs["gpt2"]} == {exp["gpt2"]["train"]["steps"]}
+    assert {job.train.steps for job in jobs["lsa"]} == {exp["train"]["steps"]}
+    assert len(jobs["gpt2"]) == len(jobs["lsa"]) == len(default_config["seeds"])  # shared by every condition
+    assert {job.task["n_points"] for job in jobs["gpt2"] + jobs["lsa"]} == {exp["n"] + 1}
+    without = copy.deepcopy(default_config)
+    del without["experiments"]["lsa_shifts"]["gpt2"]
+    lsa_only = build_plan(validate(without))
+    assert {m["hash"] for s in lsa_only.settings["lsa_shifts"].values() for m in s.models} == hashes["lsa"]

@@ -43,26 +43,37 @@ def cmd_data(args: argparse.Namespace) -> None:
     from iclab.cubes import write_cube
     from iclab.evaluate import DATA_KIND, eval_set_dataset
     from iclab.plan import DataJob
-    from iclab.tasks import LinearTask, eval_set
+    from iclab.tasks import eval_set, task_from_dict
 
     job = DataJob.from_dict(args.spec)
-    batch = eval_set(LinearTask.from_dict(job.task), job.seed, job.n_prompts)
+    batch = eval_set(task_from_dict(job.task), job.seed, job.n_prompts)
     write_cube(eval_set_dataset(batch), args.out, kind=DATA_KIND, spec=job.to_dict(), seed=job.seed)
     log.info("wrote %s: %d prompts × %d points", args.out, job.n_prompts, batch.xs.shape[1])
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from iclab.train import TrainJob, save_trained, train
+    from iclab.train import TrainJob, save_fitted, save_trained, train
 
     set_threads(args.threads)
     job = TrainJob.from_dict(args.spec)
-    model, losses, snapshots = train(
-        job, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
-    )
-    save_trained(args.out, job, model, losses, snapshots)
+    if job.fitted_in_closed_form:
+        from iclab.tasks import task_from_dict
+        from iclab.two_stage import fit
+
+        # checkpoints and progress lines every few chunks of prompts (fit's defaults), not steps
+        model, diagnostics = fit(
+            job.model, task_from_dict(job.task), job.train, job.seed, job.hash, checkpoint=args.checkpoint
+        )
+        save_fitted(args.out, job, model, diagnostics)
+        log.info("wrote %s", args.out)
+    else:
+        model, losses, snapshots = train(
+            job, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
+        )
+        save_trained(args.out, job, model, losses, snapshots)
+        log.info("wrote %s: final loss %.4g", args.out, losses[-1])
     if args.checkpoint is not None:
         args.checkpoint.unlink(missing_ok=True)
-    log.info("wrote %s: final loss %.4g", args.out, losses[-1])
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:

@@ -1,5 +1,6 @@
-"""Baselines: closed-form predictors built from a task spec, under the learner contract
-``(xs (B, K, d), ys (B, K)) -> ys_hat (B, K)``."""
+"""Baselines: predictors built from a task spec, under the learner contract
+``(xs (B, K, d), ys (B, K)) -> ys_hat (B, K)``: closed forms for linear tasks, and the
+test-prompt-only learners of ``iclab.prompt_only`` (tuned on held-out prompts of the task)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from iclab import estimators, theory
+from iclab import estimators, prompt_only, theory
 from iclab.tasks import LinearTask
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -58,4 +59,6 @@ BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "ridge": ridge,
     "ols": ols,
     "zero": zero,
+    "krr": prompt_only.krr,
+    "two_layer_net": prompt_only.two_layer_net,
 }

@@ -19,7 +19,7 @@ from iclab.cubes import read_cube
 from iclab.experiments import EXPERIMENTS
 from iclab.models import numpy_predictor
 from iclab.plan import DataJob, Setting
-from iclab.tasks import Batch, LinearTask
+from iclab.tasks import Batch, task_from_dict
 
 DATA_KIND = "eval_set"
 EVAL_KIND = "evaluation"
@@ -50,10 +50,18 @@ class TrainedModel:
     cube: xr.Dataset  # loss curve, parameters, snapshots
 
 
-def error_stats(predictor: Predictor, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over prompts of the squared error at every position: (K,), (K,)."""
-    errors = (predictor(batch.xs, batch.ys) - batch.ys) ** 2  # (B, K)
-    return errors.mean(axis=0), errors.std(axis=0, ddof=1) / np.sqrt(len(errors))
+def error_stats(predictor: Predictor, batch: Batch, max_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over prompts of the squared error at every position: (K,), (K,).
+
+    With ``max_points`` (a model with position embeddings for that many points) only the first
+    ``max_points`` positions are predicted, from the prompts' first points (the same predictions,
+    since position k sees only the points before it); later positions are NaN.
+    """
+    k = batch.ys.shape[1] if max_points is None else min(max_points, batch.ys.shape[1])
+    errors = (predictor(batch.xs[:, :k], batch.ys[:, :k]) - batch.ys[:, :k]) ** 2  # (B, k)
+    mean, sem = np.full(batch.ys.shape[1], np.nan), np.full(batch.ys.shape[1], np.nan)
+    mean[:k], sem[:k] = errors.mean(axis=0), errors.std(axis=0, ddof=1) / np.sqrt(len(errors))
+    return mean, sem
 
 
 def evaluate_setting(
@@ -64,7 +72,7 @@ def evaluate_setting(
     Risks of every learner, plus the experiment's own variables (theory curves, parameter
     diagnostics) from its ``setting_variables(setting, trained, batch)``.
     """
-    task = LinearTask.from_dict(setting.task)
+    task = task_from_dict(setting.task)
     seeds = sorted({m["seed"] for m in setting.models})
     names = list(dict.fromkeys(m["name"] for m in setting.models))
     learners = names + setting.baselines
@@ -73,7 +81,8 @@ def evaluate_setting(
     sem = np.full_like(risk, np.nan)
     for (name, seed), model in trained.items():
         i, j = learners.index(name), seeds.index(seed)
-        risk[i, j], sem[i, j] = error_stats(numpy_predictor(model.module, chunk_size), batch)
+        max_points = getattr(model.module, "max_points", None)
+        risk[i, j], sem[i, j] = error_stats(numpy_predictor(model.module, chunk_size), batch, max_points)
     for name in setting.baselines:
         i = learners.index(name)
         risk[i, :], sem[i, :] = error_stats(BASELINES[name](task), batch)

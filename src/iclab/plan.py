@@ -90,7 +90,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
             for model_spec in point.models:
                 for seed in exp_cfg.get("seeds", config["seeds"]):
                     job = TrainJob.from_dict(
-                        {"model": model_spec, "task": point.task, "train": point.train, "seed": seed}
+                        {"model": model_spec, "task": point.task, "train": point.train_for(model_spec), "seed": seed}
                     )
                     plan.train[job.hash] = job
                     models.append({"name": learner_label(model_spec), "seed": seed, "hash": job.hash})

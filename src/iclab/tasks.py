@@ -18,6 +18,10 @@ import torch
 # Streams keep the batches of different purposes independent for the same seed.
 TRAIN_STREAM = 0
 EVAL_STREAM = 1
+INIT_STREAM = 2  # two-stage model: initial and re-drawn parameters
+STAGE1_STREAM = 3  # two-stage model: prompts of the stage-1 gradient step
+STAGE2_STREAM = 4  # two-stage model: prompts of the stage-2 ridge fit
+HOLDOUT_STREAM = 5  # prompts on which test-prompt-only baselines tune their hyperparameters
 
 COVARIANCE_KINDS = ("identity", "diagonal", "matrix", "random_exponential")
 LABELS = ("linear", "relu")
@@ -162,6 +166,25 @@ def sample_linear(
     return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=betas.numpy(), covariances=diag.contiguous().numpy())
 
 
+def task_from_dict(spec: dict[str, Any]):
+    """The task of a spec, by its ``family``: ``linear`` (LinearTask) or ``single_index``."""
+    family = spec.get("family", "linear")
+    if family == "linear":
+        return LinearTask.from_dict(spec)
+    if family == "single_index":
+        from iclab.single_index import SingleIndexTask
+
+        return SingleIndexTask.from_dict(spec)
+    raise ValueError(f"unknown task family {family!r}; allowed: linear, single_index")
+
+
+def sample_prompts(task, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None):
+    """Draw prompts of any task family."""
+    if isinstance(task, LinearTask):
+        return sample_linear(task, batch_size, gen, dtype=dtype, active_dims=active_dims)
+    return task.sample(batch_size, gen, dtype=dtype, active_dims=active_dims)
+
+
 def train_batch(
     task: LinearTask, seed: int, step: int, batch_size: int, active_dims: int | None = None, n_points: int | None = None
 ) -> Batch:
@@ -170,11 +193,11 @@ def train_batch(
     ``active_dims`` and ``n_points`` (the curriculum) keep the first coordinates and points.
     """
     gen = batch_generator(seed, TRAIN_STREAM, step)
-    batch = sample_linear(task, batch_size, gen, dtype=torch.float32, active_dims=active_dims)
+    batch = sample_prompts(task, batch_size, gen, dtype=torch.float32, active_dims=active_dims)
     k = task.n_points if n_points is None else n_points
     return Batch(xs=batch.xs[:, :k], ys=batch.ys[:, :k], betas=batch.betas, covariances=batch.covariances)
 
 
 def eval_set(task: LinearTask, seed: int, n_prompts: int) -> Batch:
     """The one evaluation set of a task spec (float64), shared by every model and baseline."""
-    return sample_linear(task, n_prompts, batch_generator(seed, EVAL_STREAM, 0))
+    return sample_prompts(task, n_prompts, batch_generator(seed, EVAL_STREAM, 0))

@@ -22,7 +22,7 @@ from torch import nn
 from iclab.cubes import cube_spec, read_cube, write_cube
 from iclab.hashing import spec_hash
 from iclab.models import build_model, default_device
-from iclab.tasks import LinearTask, train_batch
+from iclab.tasks import LinearTask, task_from_dict, train_batch
 
 log = logging.getLogger("iclab.train")
 
@@ -56,6 +56,15 @@ class TrainConfig:
 LATER_FIELDS = {"snapshot_every": None, "curriculum": None}
 
 
+def train_config(model: dict[str, Any], fields: dict[str, Any]):
+    """The training config of a model spec: TwoStageConfig for the two-stage model, else TrainConfig."""
+    if model["name"] == "two_stage":
+        from iclab.two_stage import TwoStageConfig
+
+        return TwoStageConfig(**fields)
+    return TrainConfig(**fields)
+
+
 def train_fields(cfg: TrainConfig) -> dict[str, Any]:
     fields = asdict(cfg)
     return {k: v for k, v in fields.items() if not (k in LATER_FIELDS and v == LATER_FIELDS[k])}
@@ -67,7 +76,7 @@ class TrainJob:
 
     model: dict[str, Any]
     task: dict[str, Any]
-    train: TrainConfig
+    train: Any  # TrainConfig, or two_stage.TwoStageConfig for the two-stage model
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,7 +84,14 @@ class TrainJob:
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> "TrainJob":
-        return cls(model=spec["model"], task=spec["task"], train=TrainConfig(**spec["train"]), seed=spec["seed"])
+        return cls(
+            model=spec["model"], task=spec["task"], train=train_config(spec["model"], spec["train"]), seed=spec["seed"]
+        )
+
+    @property
+    def fitted_in_closed_form(self) -> bool:
+        """The two-stage model is fitted by its own algorithm (iclab.two_stage), not by SGD."""
+        return self.model["name"] == "two_stage"
 
     @property
     def hash(self) -> str:
@@ -199,7 +215,7 @@ def train(
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
     ``train.snapshot_every`` is set).
     """
-    cfg, task = job.train, LinearTask.from_dict(job.task)
+    cfg, task = job.train, task_from_dict(job.task)
     torch.manual_seed(job.seed)
     device = default_device()
     model = build_model(job.model, task.d).to(device)
@@ -257,7 +273,7 @@ def train(
 def model_dataset(model: nn.Module, losses: np.ndarray, snapshots: Snapshots) -> xr.Dataset:
     """The loss curve (step), every parameter tensor with its own dimensions, and the snapshots
     of each parameter along a ``snapshot`` dimension (coordinate: steps taken)."""
-    data = {"loss": (("step",), losses)}
+    data: dict[str, Any] = {"loss": (("step",), losses)}
     for name, tensor in model.state_dict().items():
         array = tensor.detach().cpu().numpy()
         dims = tuple(f"{name}_dim{i}" for i in range(array.ndim))
@@ -274,11 +290,17 @@ def save_trained(path: Path, job: TrainJob, model: nn.Module, losses: np.ndarray
     write_cube(model_dataset(model, losses, snapshots), path, kind=MODEL_KIND, spec=job.to_dict(), seed=job.seed)
 
 
+def save_fitted(path: Path, job: TrainJob, model: nn.Module, diagnostics: xr.Dataset) -> None:
+    """A model fitted by its own algorithm: its parameters and the algorithm's diagnostics."""
+    params = model_dataset(model, np.zeros(0), Snapshots(steps=[], params={})).drop_vars("loss")
+    write_cube(xr.merge([params, diagnostics]), path, kind=MODEL_KIND, spec=job.to_dict(), seed=job.seed)
+
+
 def load_trained(path: Path) -> tuple[nn.Module, TrainJob, xr.Dataset]:
     """Rebuild a trained model from its cube; also return the cube (loss curve, snapshots)."""
     ds = read_cube(path, kind=MODEL_KIND)
     job = TrainJob.from_dict(cube_spec(ds))
-    model = build_model(job.model, LinearTask.from_dict(job.task).d)
+    model = build_model(job.model, task_from_dict(job.task).d)
     state = {
         name[len(PARAM_PREFIX) :]: torch.as_tensor(ds[name].values)
         for name in ds.data_vars

@@ -10,6 +10,8 @@ from iclab.experiments import (
     ltb_gap,
     ltb_table1,
     random_covariance,
+    single_index,
+    single_index_subspace,
     zfb_figure1,
 )
 
@@ -21,4 +23,6 @@ EXPERIMENTS = {
     "random_covariance": random_covariance,
     "ltb_table1": ltb_table1,
     "zfb_figure1": zfb_figure1,
+    "single_index": single_index,
+    "single_index_subspace": single_index_subspace,
 }

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from iclab.cubes import cube_spec
+from iclab.models import learner_label
 from iclab.tasks import LinearTask
 
 
@@ -16,10 +17,15 @@ class SweepPoint:
     models: list[dict[str, Any]]  # model specs, trained once per seed
     train: dict[str, Any]  # train.TrainConfig fields
     eval_task: dict[str, Any] | None = None  # task of the evaluation set, if not ``task`` (e.g. longer prompts)
+    model_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own ``train``
+
+    def train_for(self, model: dict[str, Any]) -> dict[str, Any]:
+        """The training config of one of ``models`` (its own, or the point's shared ``train``)."""
+        return self.model_train.get(learner_label(model), self.train)
 
 
 def training_spec(trained: dict) -> dict[str, Any]:
-    """The training spec shared by a setting's trained models (seeds differ only in ``seed``)."""
+    """The training spec of one of a setting's trained models (all share the training task)."""
     return cube_spec(next(iter(trained.values())).cube)
 
 

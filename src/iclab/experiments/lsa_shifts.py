@@ -6,6 +6,7 @@ One LSA (trained per seed on noiseless prompts, w ~ N(0, I), x ~ N(0, Λ), lengt
 - task shift: noisy labels (σ > 0) and nonlinear labels y = max(⟨w, x⟩, 0): tolerated (Theorem 5);
 - query shift: a query covariance different from the context's, and a query orthogonal to the
   context (prompts of length N; only the final position is shifted).
+GPT-2 (optional, Garg et al.'s prompts) is trained on the same prompts and compared at M ≤ N.
 Theory: expected_error / Theorem 5 for the limit A = Γ_N⁻¹ of the trained model.
 """
 
@@ -47,11 +48,30 @@ def conditions(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: LinearTask.from_dict(task).to_dict() for name, task in out.items()}
 
 
+def learners(cfg: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Model specs and per-model training configs: the LSA, and GPT-2 when configured.
+
+    GPT-2 has position embeddings for the training length only: it is evaluated at M ≤ N.
+    """
+    models = [{"name": "lsa", "init": "zfb", "init_scale": cfg["init_scale"]}]
+    if "gpt2" not in cfg:
+        return models, {}
+    gpt2 = {"name": "gpt2", "n_points": cfg["n"] + 1, "prompt_format": "interleaved", **cfg["gpt2"]["model"]}
+    return models + [gpt2], {"gpt2": cfg["gpt2"]["train"]}
+
+
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
-    model = {"name": "lsa", "init": "zfb", "init_scale": cfg["init_scale"]}
+    models, model_train = learners(cfg)
     train_task = task_for(cfg, cfg["spectrum"]).to_dict()
     return [
-        SweepPoint(coords={"condition": name}, task=train_task, models=[model], train=cfg["train"], eval_task=task)
+        SweepPoint(
+            coords={"condition": name},
+            task=train_task,
+            models=models,
+            train=cfg["train"],
+            eval_task=task,
+            model_train=model_train,
+        )
         for name, task in conditions(cfg).items()
     ]
 
@@ -114,7 +134,7 @@ def setting_variables(setting, trained, batch) -> xr.Dataset:
     task = LinearTask.from_dict(setting.task)
     train_task = training_task(trained)
     train_lam, n = train_task.h_matrix, train_task.n_points - 1
-    seeds = sorted(seed for _, seed in trained)
+    seeds = sorted({seed for _, seed in trained})
     gains = [
         gain(numpy_predictor(trained[("lsa", s)].module, 4096)(batch.xs, batch.ys)[:, -1], batch.ys[:, -1])
         for s in seeds

@@ -19,11 +19,19 @@ def gpt2(**options: Any) -> nn.Module:
     return GPT2Learner(**options)
 
 
+def two_stage(**options: Any) -> nn.Module:
+    """The transformer of Oko, Song, Suzuki, Wu 2024 (fitted by iclab.two_stage)."""
+    from iclab.models.two_stage import TwoStageTransformer
+
+    return TwoStageTransformer(**options)
+
+
 MODEL_BUILDERS: dict[str, Callable[..., nn.Module]] = {
     "lsa": LinearSelfAttention,
     "ltb": LinearTransformerBlock,
     "gd_beta": GDBeta,
     "gpt2": gpt2,
+    "two_stage": two_stage,
 }
 MODEL_NAMES = tuple(MODEL_BUILDERS)
 

@@ -67,6 +67,7 @@ class GPT2Learner(nn.Module):
         if prompt_format not in FORMATS:
             raise ValueError(f"unknown prompt_format {prompt_format!r}; allowed: {', '.join(FORMATS)}")
         self.d, self.prompt_format = d, prompt_format
+        self.max_points = n_points  # position embeddings exist for this many points
         n_positions = 2 * n_points if prompt_format == "interleaved" else n_points
         self.backbone = build_backbone(n_positions, n_embd, n_layer, n_head, activation, mlp)
         self.read_in = nn.Linear(d + 1, n_embd)

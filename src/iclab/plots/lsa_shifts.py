@@ -1,9 +1,10 @@
 """Figure ``lsa_shifts`` (Zhang, Frei, Bartlett 2024, §5): the trained LSA under distribution shift.
 
-(a) Error at the longest test prompt against the covariate scale c (x → c·x): trained LSA (95% band
-over seeds), its exact limit error (theory) and the baselines. (b) The LSA's gain E[ŷy]/E[y²]
-against c: the c² law, with the fitted exponent. (c) Error against M for the unshifted test and the
-task shifts (noisy, ReLU labels): tolerated, on the theory curves. (d) Query shifts at M = N.
+(a) Error at M = N (the training length) against the covariate scale c (x → c·x): trained LSA and,
+when configured, GPT-2 (95% bands over seeds), the LSA's exact limit error (theory) and the baselines.
+(b) The LSA's gain E[ŷy]/E[y²] against c: the c² law, with the fitted exponent. (c) Error against M for
+the unshifted test and the task shifts (noisy, ReLU labels): tolerated, on the theory curves (GPT-2 at
+M ≤ N). (d) Query shifts at M = N.
 """
 
 from __future__ import annotations
@@ -20,34 +21,32 @@ from iclab.plots.style import LEARNER_LABELS, save, seed_band, theme
 BASELINE_STYLES = {"ols": ("s", "--"), "ridge": ("d", ":"), "bayes": ("^", "-.")}
 
 
-def final_risk(cube: xr.Dataset, condition: str, learner: str) -> np.ndarray:
-    """Risk at the last valid position of a condition, per seed: (seeds,)."""
-    risk = cube.risk.sel(condition=condition, learner=learner).dropna("position", how="all")
-    return risk.isel(position=-1).values
+TRAINED_COLORS = {"lsa": "C0", "gpt2": "C4"}
+
+
+def trained_learners(cube: xr.Dataset) -> list[str]:
+    return [name for name in TRAINED_COLORS if name in cube.learner.values]
 
 
 def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> None:
+    """(a) error at M = N against c, (b) the LSA's gain against c."""
+    n = int(cube.train_n.max())
     scales = cube.covariate_scale.values
     rows = [i for i, c in enumerate(scales) if np.isfinite(c)]
     conds, cs = cube.condition.values[rows], scales[rows]
     order = np.argsort(cs)
     conds, cs = conds[order], cs[order]
-    lsa = np.stack([final_risk(cube, c, "lsa") for c in conds])  # (C, seeds)
-    mean, lo, hi = seed_band(lsa)
-    ax_err.semilogy(cs, mean, "o-", color="C0", label=LEARNER_LABELS["lsa"])
-    ax_err.fill_between(cs, lo, hi, color="C0", alpha=0.25, linewidth=0)
-    theory = [cube.theory_error.sel(condition=c).dropna("position").isel(position=-1).item() for c in conds]
-    ax_err.semilogy(cs, theory, "k-", label="LSA limit Γ⁻¹ (theory)")
+    at_n = cube.risk.sel(condition=conds, position=n)  # (condition, learner, seed)
+    for name in trained_learners(cube):
+        mean, lo, hi = seed_band(at_n.sel(learner=name).transpose("condition", "seed").values)
+        ax_err.semilogy(cs, mean, "o-", color=TRAINED_COLORS[name], label=LEARNER_LABELS[name])
+        ax_err.fill_between(cs, lo, hi, color=TRAINED_COLORS[name], alpha=0.25, linewidth=0)
+    ax_err.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
     for name, (marker, style) in BASELINE_STYLES.items():
         if name in cube.learner.values:
             ax_err.semilogy(
-                cs,
-                [final_risk(cube, c, name)[0] for c in conds],
-                marker=marker,
-                linestyle=style,
-                label=LEARNER_LABELS[name],
+                cs, at_n.sel(learner=name).isel(seed=0), marker=marker, linestyle=style, label=LEARNER_LABELS[name]
             )
-    m = int(cube.risk.sel(condition=conds[0]).dropna("position", how="all").position.max())
     ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis
     ax_err.text(
         0.98,
@@ -58,7 +57,7 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
         fontsize=8,
     )
     ax_err.set_xlabel("covariate scale c (test x → c·x)")
-    ax_err.set_ylabel(f"error at M = {m}")
+    ax_err.set_ylabel(f"error at M = N = {n}")
     ax_err.legend(fontsize=8)
     gains = cube.lsa_gain.sel(condition=conds).transpose("condition", "seed").values
     mean, lo, hi = seed_band(gains)
@@ -73,6 +72,7 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
 
 def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     names = [c for c in cube.condition.values if c in ("covariate c=1", "noisy labels", "relu labels")]
+    n = int(cube.train_n.max())
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for color, name in zip(colors, names):
         at = cube.sel(condition=name)
@@ -82,12 +82,18 @@ def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
         label = "no shift" if name == "covariate c=1" else name
         ax.loglog(ms, mean, "o", color=color, markersize=4, label=f"{label}: trained LSA")
         ax.fill_between(ms, lo, hi, color=color, alpha=0.2, linewidth=0)
+        if "gpt2" in cube.learner.values:  # only at the lengths GPT-2 was trained on
+            within = [m for m in ms if m <= n]
+            mean, lo, hi = seed_band(at.risk.sel(learner="gpt2", position=within).transpose("position", "seed").values)
+            ax.loglog(within, mean, "x", color=color, markersize=6)
         every = np.arange(1, m_max + 1)
         ax.loglog(every, at.theory_error.sel(position=every), "-", color=color, linewidth=1.2)
         if "ols" in cube.learner.values:
             ax.loglog(ms, at.risk.sel(learner="ols", position=ms).isel(seed=0), "--", color=color, linewidth=0.8)
     ax.plot([], [], "k-", label="LSA theory (Theorem 5)")
     ax.plot([], [], "k--", linewidth=0.8, label="least squares (noiseless: exact for M ≥ d)")
+    if "gpt2" in cube.learner.values:
+        ax.plot([], [], "kx", label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}")
     ax.set_ylim(1e-2, None)
     ax.set_xlabel("test prompt length M")
     ax.set_ylabel("error")
@@ -97,7 +103,7 @@ def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     names = [c for c in ("covariate c=1", "query covariance", "orthogonal query") if c in cube.condition.values]
     n = int(cube.train_n.max())
-    learners = [name for name in ("lsa", "ols", "ridge", "bayes") if name in cube.learner.values]
+    learners = [name for name in ("lsa", "gpt2", "ols", "ridge", "bayes") if name in cube.learner.values]
     width = 0.8 / (len(learners) + 1)
     for i, name in enumerate(names):
         at = cube.sel(condition=name)

@@ -1,0 +1,92 @@
+"""Benchmark: the single-index experiment's costly pieces, at the default size.
+
+    python benchmarks/bench_single_index.py      # writes benchmarks/results/single_index.json
+
+Ratios are measured in one run on one machine (this one is shared and noisy): compare ratios, not seconds.
+Measured: (1) kernel ridge predictions at every prefix of a prompt from one Cholesky factorisation
+(iclab.prompt_only) versus one solve per prefix; (2) stage-1 and stage-2 prompts per second of the
+two-stage fit; (3) the two-layer-network baseline, prompts per second.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from iclab import prompt_only, two_stage
+from iclab.single_index import SingleIndexTask
+from iclab.tasks import batch_generator
+
+OUT = Path(__file__).parent / "results" / "single_index.json"
+
+
+def seconds(fn) -> float:
+    """Best of three timed calls (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def krr_per_prefix(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float, penalty: float) -> torch.Tensor:
+    """The straightforward loop: a fresh kernel solve for every prefix length k: (B, K)."""
+    d, out = xs.shape[-1], torch.zeros_like(ys)
+    gram = torch.exp(-(torch.cdist(xs, xs) ** 2) / (2 * bandwidth * d))  # (B, K, K)
+    for k in range(1, xs.shape[1]):
+        system = gram[:, :k, :k] + penalty * torch.eye(k, dtype=xs.dtype)
+        out[:, k] = (gram[:, k, None, :k] @ torch.linalg.solve(system, ys[:, :k, None]))[:, 0, 0]
+    return out
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    results: dict[str, object] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+    }
+    task = SingleIndexTask(d=16, r=2, n_points=129)
+    batch = task.sample(256, batch_generator(0, 1, 0))
+    xs, ys = torch.as_tensor(batch.xs), torch.as_tensor(batch.ys)
+    fast = seconds(lambda: prompt_only.krr_prefix_predictions(xs, ys, 1.0, 0.1))
+    slow = seconds(lambda: krr_per_prefix(xs, ys, 1.0, 0.1))
+    gap = float((prompt_only.krr_prefix_predictions(xs, ys, 1.0, 0.1) - krr_per_prefix(xs, ys, 1.0, 0.1)).abs().max())
+    results["krr_prefixes"] = {
+        "prompts": 256,
+        "points": 129,
+        "cholesky_s": fast,
+        "per_prefix_s": slow,
+        "speedup": slow / fast,
+        "max_abs_difference": gap,
+    }
+    for d in (16, 32):
+        train_task = SingleIndexTask(d=d, r=2, n_points=65)
+        cfg = two_stage.TwoStageConfig(t1=8192, t2=4096, ridge=1e-3)
+        t0 = time.perf_counter()
+        two_stage.fit({"width": 64}, train_task, cfg, seed=0, job_hash="bench")
+        results[f"two_stage_fit_d{d}"] = {
+            "t1": cfg.t1,
+            "t2": cfg.t2,
+            "width": 64,
+            "n_pretrain": 64,
+            "seconds": time.perf_counter() - t0,
+        }
+    small = task.sample(64, batch_generator(0, 1, 0))
+    positions = prompt_only.net_positions(task.n_points)
+    net = seconds(lambda: prompt_only.two_layer_net_grid(small.xs, small.ys, positions))
+    results["two_layer_net"] = {"prompts": 64, "positions": positions, "seconds": net, "prompts_per_s": 64 / net}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Oko, Song, Suzuki, Wu 2024, §5: in-context learning of single-index tasks in an r-dimensional
+subspace of R^d by the two-stage transformer, against learners that see only the test prompt.
+
+Cases: (a) r fixed, d varied; (b) d fixed, r varied (one ``case`` coordinate, e.g. "d=16, r=2").
+Per case, the two-stage model is pretrained per seed (T₁ = t1_scale·d^{Q+1} prompts for stage 1,
+the theory's rate; T₂ for stage 2) on prompts with n_pretrain examples, and tested on prompts with
+up to n_test examples; kernel ridge regression and a two-layer network (``iclab.prompt_only``)
+see only the test prompt. The claim: the two-stage risk at a given n* does not depend on d,
+the test-prompt-only learners' does, and the risk grows with r.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from iclab.experiments.base import SweepPoint
+from iclab.single_index import SingleIndexTask
+
+
+def case_label(d: int, r: int) -> str:
+    return f"d={d}, r={r}"
+
+
+def cases(cfg: dict[str, Any]) -> list[tuple[int, int]]:
+    """(d, r) of part (a), then those of part (b) not already in (a)."""
+    vary_d = [(d, cfg["r_fixed"]) for d in cfg["d_values"]]
+    vary_r = [(cfg["d_fixed"], r) for r in cfg["r_values"]]
+    return list(dict.fromkeys(vary_d + vary_r))
+
+
+def task_for(cfg: dict[str, Any], d: int, r: int, n_points: int) -> SingleIndexTask:
+    return SingleIndexTask(d=d, r=r, n_points=n_points, q=cfg["q"], p=cfg["p"], sigma=cfg["sigma"])
+
+
+def two_stage_train(cfg: dict[str, Any], d: int) -> dict[str, Any]:
+    """The TwoStageConfig of dimension d: T₁ = t1_scale·d^{Q+1}."""
+    train = dict(cfg["train"])
+    train["t1"] = int(round(train.pop("t1_scale") * d ** (cfg["q"] + 1)))
+    return train
+
+
+def learners(cfg: dict[str, Any], d: int) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The two-stage model, and GPT-2 (trained on the same prompts) when configured."""
+    models = [{"name": "two_stage", "width": cfg["width"]}]
+    model_train = {"two_stage": two_stage_train(cfg, d)}
+    if "gpt2" in cfg:
+        models.append(
+            {"name": "gpt2", "n_points": cfg["n_test"] + 1, "prompt_format": "interleaved"} | cfg["gpt2"]["model"]
+        )
+        model_train["gpt2"] = cfg["gpt2"]["train"]
+    return models, model_train
+
+
+def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
+    points = []
+    for d, r in cases(cfg):
+        models, model_train = learners(cfg, d)
+        points.append(
+            SweepPoint(
+                coords={"case": case_label(d, r)},
+                task=task_for(cfg, d, r, cfg["n_pretrain"] + 1).to_dict(),
+                models=models,
+                train=model_train["two_stage"],
+                eval_task=task_for(cfg, d, r, cfg["n_test"] + 1).to_dict(),
+                model_train=model_train,
+            )
+        )
+    return points
+
+
+def sweep_order(cfg: dict[str, Any]) -> dict[str, list[Any]]:
+    return {"case": [case_label(d, r) for d, r in cases(cfg)]}
+
+
+def stage1_variables(trained: dict) -> xr.Dataset:
+    """The two-stage models' stage-1 subspace diagnostics, per seed."""
+    seeds = sorted(seed for name, seed in trained if name == "two_stage")
+    cubes = [trained[("two_stage", s)].cube for s in seeds]
+    return xr.Dataset(
+        {
+            "principal_cosines": (("seed", "principal_angle"), np.stack([c.principal_cosines.values for c in cubes])),
+            "subspace_energy": (("seed",), [float(c.subspace_energy) for c in cubes]),
+            "subspace_energy_chance": float(cubes[0].subspace_energy_chance),
+        },
+        coords={"seed": seeds, "principal_angle": cubes[0].principal_angle.values},
+    )
+
+
+def setting_variables(setting, trained, batch) -> xr.Dataset:
+    task = SingleIndexTask.from_dict(setting.task)
+    return stage1_variables(trained).assign(d=task.d, r=task.r)

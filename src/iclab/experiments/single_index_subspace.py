@@ -1,0 +1,39 @@
+"""Oko, Song, Suzuki, Wu 2024, stage 1: how well one gradient step on the MLP weights recovers the
+task subspace V, against the number of pretraining prompts T₁ and the dimension d (r fixed).
+
+Each (d, T₁) trains the two-stage model's stage 1 only (T₂ = 0) per seed; its cube holds the
+principal cosines between V and W's top-r right singular subspace and the rows' energy in V.
+The evaluation stage also scores these stage-1 models on a small evaluation set (their Γ is the
+initial diag(±1)/m, so that risk is not a result; the figure does not use it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import xarray as xr
+
+from iclab.experiments.base import SweepPoint
+from iclab.experiments.single_index import stage1_variables
+from iclab.single_index import SingleIndexTask
+
+
+def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
+    model = {"name": "two_stage", "width": cfg["width"]}
+    points = []
+    for d in cfg["d"]:
+        task = SingleIndexTask(
+            d=d, r=cfg["r"], n_points=cfg["n_pretrain"] + 1, q=cfg["q"], p=cfg["p"], sigma=cfg["sigma"]
+        )
+        for t1 in cfg["t1"]:
+            train = {"t1": t1, "t2": 0, "ridge": 1.0, "eta": cfg["eta"], "weight_decay": cfg["weight_decay"]}
+            points.append(SweepPoint(coords={"d": d, "t1": t1}, task=task.to_dict(), models=[model], train=train))
+    return points
+
+
+def sweep_order(cfg: dict[str, Any]) -> dict[str, list[Any]]:
+    return {"d": list(cfg["d"]), "t1": list(cfg["t1"])}
+
+
+def setting_variables(setting, trained, batch) -> xr.Dataset:
+    return stage1_variables(trained)

@@ -1,0 +1,137 @@
+"""Learners that see only the test prompt (the baselines of Oko, Song, Suzuki, Wu 2024, §5):
+kernel ridge regression with an RBF kernel, and a two-layer ReLU network trained by gradient
+descent on the prompt's context. Their hyperparameters are tuned, separately for every prompt
+length, on held-out prompts of the same task family (a fixed seed on ``HOLDOUT_STREAM``).
+
+Both follow the learner contract: position k is predicted from the k points before it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from iclab.tasks import HOLDOUT_STREAM, batch_generator
+
+log = logging.getLogger("iclab.prompt_only")
+
+HOLDOUT_SEED = 0
+HOLDOUT_PROMPTS = 512
+KRR_BANDWIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)  # h²/d: ‖x − x'‖² ≈ 2d for x ~ N(0, I_d)
+KRR_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+NET_WIDTH = 64
+NET_LEARNING_RATES = (0.3, 1.0)
+NET_CHECKPOINTS = (0, 25, 50, 100, 200)  # GD steps at which predictions are read (early stopping)
+CHUNK = 256
+
+
+def krr_prefix_predictions(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float, penalty: float) -> torch.Tensor:
+    """RBF kernel ridge prediction at every position from the points before it: (B, K).
+
+    With A = K + λI = LLᵀ, the leading k×k block of L is the Cholesky factor of the first k points,
+    and L[k, :k] = L_k⁻¹ K[:k, k]; so ŷ_k = K[k, :k] A_k⁻¹ y_{:k} = Σ_{i<k} L[k, i] (L⁻¹y)_i:
+    one factorisation per prompt gives every prefix (ŷ₀ = 0).
+    """
+    d = xs.shape[-1]
+    gram = torch.exp(-(torch.cdist(xs, xs) ** 2) / (2 * bandwidth * d))  # (B, K, K)
+    eye = torch.eye(xs.shape[1], dtype=xs.dtype)
+    lower = torch.linalg.cholesky(gram + penalty * eye)  # (B, K, K)
+    whitened = torch.linalg.solve_triangular(lower, ys.unsqueeze(-1), upper=False)  # (B, K, 1)
+    return (torch.tril(lower, diagonal=-1) @ whitened)[..., 0]
+
+
+def krr_grid(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Predictions for every (bandwidth, penalty) of the grid: (G, B, K)."""
+    out = []
+    for start in range(0, len(xs), CHUNK):
+        x, y = torch.as_tensor(xs[start : start + CHUNK]), torch.as_tensor(ys[start : start + CHUNK])
+        grid = itertools.product(KRR_BANDWIDTHS, KRR_PENALTIES)
+        out.append(torch.stack([krr_prefix_predictions(x, y, h, lam) for h, lam in grid]).numpy())
+    return np.concatenate(out, axis=1)
+
+
+def two_layer_net_grid(xs: np.ndarray, ys: np.ndarray, positions: list[int], seed: int = 0) -> np.ndarray:
+    """A two-layer ReLU network f(x) = Σⱼ aⱼ ReLU(⟨wⱼ, x⟩ + bⱼ)/√m fitted by full-batch GD to each
+    prompt's first k points, for every k in ``positions``; the prediction at x_k is read at every
+    step of ``NET_CHECKPOINTS`` and for every learning rate: (G, B, K), NaN at other positions.
+
+    Initialisation, the same for every prompt: wⱼ ~ N(0, I/d), bⱼ ~ Unif[−1, 1], a = 0 (so that
+    step 0 is the zero predictor and early stopping can fall back to it).
+    """
+    b, k_total, d = xs.shape
+    out = np.full((len(NET_LEARNING_RATES) * len(NET_CHECKPOINTS), b, k_total), np.nan)
+    gen = torch.Generator().manual_seed(seed)
+    w0 = torch.randn(NET_WIDTH, d, generator=gen) / math.sqrt(d)  # (m, d)
+    b0 = 2 * torch.rand(NET_WIDTH, generator=gen) - 1  # (m,)
+    for start in range(0, b, CHUNK):
+        x_all = torch.as_tensor(xs[start : start + CHUNK], dtype=torch.float32)  # (c, K, d)
+        y_all = torch.as_tensor(ys[start : start + CHUNK], dtype=torch.float32)  # (c, K)
+        for k in positions:
+            for i, lr in enumerate(NET_LEARNING_RATES):
+                rows = slice(i * len(NET_CHECKPOINTS), (i + 1) * len(NET_CHECKPOINTS))
+                out[rows, start : start + CHUNK, k] = fit_two_layer_nets(
+                    x_all[:, :k], y_all[:, :k], x_all[:, k], w0, b0, lr
+                )
+    return out
+
+
+def fit_two_layer_nets(
+    xs: torch.Tensor, ys: torch.Tensor, queries: torch.Tensor, w0: torch.Tensor, b0: torch.Tensor, lr: float
+) -> np.ndarray:
+    """GD on each prompt's own mean squared error, one network per prompt (c, k, d), (c, k); the
+    query predictions (c, d) at the steps of ``NET_CHECKPOINTS``: (len(NET_CHECKPOINTS), c).
+    Gradients in closed form (the network has two layers)."""
+    c, k, _ = xs.shape
+    scale = 1 / math.sqrt(NET_WIDTH)
+    w = w0.expand(c, *w0.shape).clone()  # (c, m, d)
+    bias = b0.expand(c, *b0.shape).clone()  # (c, m)
+    a = torch.zeros(c, NET_WIDTH)  # (c, m)
+    readouts = []
+    for step in range(NET_CHECKPOINTS[-1] + 1):
+        if step in NET_CHECKPOINTS:
+            hidden_q = torch.relu(torch.einsum("cmd,cd->cm", w, queries) + bias)  # (c, m)
+            readouts.append((scale * (hidden_q * a).sum(-1)).numpy())
+        pre = xs @ w.transpose(1, 2) + bias[:, None, :]  # (c, k, m)
+        hidden = torch.relu(pre)
+        residual = scale * (hidden @ a[:, :, None])[..., 0] - ys  # (c, k)
+        d_out = 2 * residual / k  # (c, k): ∂(mean squared error)/∂f
+        d_pre = scale * d_out[:, :, None] * a[:, None, :] * (pre > 0)  # (c, k, m)
+        a -= lr * scale * (hidden * d_out[:, :, None]).sum(1)
+        w -= lr * d_pre.transpose(1, 2) @ xs
+        bias -= lr * d_pre.sum(1)
+    return np.stack(readouts)
+
+
+def tuned_predictor(task: Any, grid: Callable[[np.ndarray, np.ndarray], np.ndarray], name: str):
+    """A predictor that uses, at every position, the grid entry with the lowest risk on held-out prompts."""
+    holdout = task.sample(HOLDOUT_PROMPTS, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+    risks = np.mean((grid(holdout.xs, holdout.ys) - holdout.ys) ** 2, axis=1)  # (G, K)
+    computed = ~np.isnan(risks).all(axis=0)  # (K,)
+    best = np.where(computed, np.argmin(np.where(np.isnan(risks), np.inf, risks), axis=0), 0)  # (K,)
+    log.info("%s: held-out choice per position %s", name, best.tolist())
+
+    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        predictions = np.take_along_axis(grid(xs, ys), best[None, None, :], axis=0)[0]  # (B, K)
+        return np.where(computed[None, : xs.shape[1]], predictions, np.nan)
+
+    return predict
+
+
+def net_positions(n_points: int) -> list[int]:
+    """Prompt lengths at which the network baseline is trained: powers of two and the last one."""
+    powers = [2**j for j in range(1, int(math.log2(max(n_points - 1, 1))) + 1)]
+    return sorted(set(powers) | {n_points - 1})
+
+
+def krr(task: Any):
+    return tuned_predictor(task, krr_grid, "krr")
+
+
+def two_layer_net(task: Any):
+    positions = net_positions(task.n_points)
+    return tuned_predictor(task, lambda xs, ys: two_layer_net_grid(xs, ys, positions), "two_layer_net")

@@ -1,0 +1,191 @@
+"""Single-index tasks, the two-stage transformer and the test-prompt-only baselines (Oko et al. 2024)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from numpy.polynomial import hermite_e
+
+from iclab import prompt_only, two_stage
+from iclab.models.two_stage import TwoStageTransformer
+from iclab.single_index import SingleIndexTask, hermite_normalised
+from iclab.tasks import STAGE2_STREAM, batch_generator
+
+
+def test_hermite_polynomials_are_orthonormal_under_the_gaussian():
+    """Gauss–Hermite quadrature (weight e^{−z²/2}, exact for degree ≤ 2·60 − 1) of hᵢhⱼ."""
+    nodes, weights = hermite_e.hermegauss(60)
+    values = hermite_normalised(torch.as_tensor(nodes), 8).numpy()  # (60, 9)
+    gram = values.T @ (weights[:, None] * values) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(gram, np.eye(9), atol=1e-10)
+    # and they are Heᵢ/√(i!) (numpy's probabilists' Hermite series)
+    for i in range(9):
+        expected = hermite_e.hermeval(nodes, np.eye(9)[i]) / math.sqrt(math.factorial(i))
+        np.testing.assert_allclose(values[:, i], expected, rtol=1e-9, atol=1e-9)
+
+
+def test_single_index_prompts_have_their_stated_law():
+    task = SingleIndexTask(d=6, r=2, n_points=3, q=2, p=3, sigma=0.5)
+    batch = task.sample(200_000, batch_generator(0, 0, 0))
+    basis = task.subspace()
+    np.testing.assert_allclose(basis.T @ basis, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(batch.betas, axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(batch.betas @ basis, axis=1), 1.0, atol=1e-12)  # β ∈ V
+    ys, index = batch.ys.ravel(), np.einsum("bkd,bd->bk", batch.xs, batch.betas).ravel()
+    assert abs(np.mean(ys**2) - (1 + 0.25)) < 0.03  # Σcᵢ² = 1, plus σ²
+    assert abs(np.mean(ys)) < 0.01  # no degree-0 component
+    assert abs(np.mean(ys * index)) < 0.01  # information exponent 2: no linear component
+    first, again = (task.sample(5, batch_generator(1, 0, 0)) for _ in range(2))  # a pure function of (seed, step)
+    np.testing.assert_array_equal(first.ys, again.ys)
+    assert not np.allclose(first.ys, task.sample(5, batch_generator(1, 0, 1)).ys)
+
+
+def test_two_stage_predictions_follow_the_formula_for_every_prefix():
+    torch.manual_seed(0)
+    model = TwoStageTransformer(d=3, width=4).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_()
+    xs, ys = torch.randn(2, 5, 3, dtype=torch.float64), torch.randn(2, 5, dtype=torch.float64)
+    w, b, gamma = (p.detach().numpy() for p in (model.weight, model.bias, model.gamma))
+    phi = np.maximum(xs.numpy() @ w.T + b, 0)  # (2, 5, 4)
+    expected = np.zeros((2, 5))
+    for k in range(1, 5):
+        z = (ys.numpy()[:, :k, None] * phi[:, :k]).mean(axis=1)  # (2, 4)
+        expected[:, k] = np.einsum("bm,mn,bn->b", z, gamma, phi[:, k])
+    with torch.no_grad():
+        np.testing.assert_allclose(model(xs, ys).numpy(), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(model(xs, ys, last_only=True)[:, 0].numpy(), expected[:, -1], rtol=1e-10)
+
+
+def stage2_prompts(task, seed, cfg):
+    """The stage-2 prompts, regenerated chunk by chunk."""
+    parts = [
+        task.sample(size, batch_generator(seed, STAGE2_STREAM, i))
+        for i, size in enumerate(two_stage.chunks(cfg.t2, cfg.chunk))
+    ]
+    return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
+
+
+def test_stage2_is_the_closed_form_ridge_solution():
+    task = SingleIndexTask(d=4, r=2, n_points=7)
+    cfg = two_stage.TwoStageConfig(t1=64, t2=700, ridge=0.05, chunk=256)
+    model, _ = two_stage.fit({"width": 5}, task, cfg, seed=3, job_hash="test")
+    xs, ys = stage2_prompts(task, 3, cfg)
+    w, b = model.weight.detach().double().numpy(), model.bias.detach().double().numpy()
+    phi = np.maximum(xs @ w.T + b, 0)  # (T, K, m)
+    z = (ys[:, :-1, None] * phi[:, :-1]).mean(axis=1)  # (T, m)
+    features = np.einsum("tm,tn->tmn", z, phi[:, -1]).reshape(len(xs), -1)  # (T, m²): vec(z φᵀ)
+    t, p = features.shape
+    stacked = np.vstack([features / math.sqrt(t), math.sqrt(cfg.ridge) * np.eye(p)])  # ridge as least squares
+    target = np.concatenate([ys[:, -1] / math.sqrt(t), np.zeros(p)])
+    expected = np.linalg.lstsq(stacked, target, rcond=None)[0].reshape(5, 5)
+    np.testing.assert_allclose(model.gamma.detach().double().numpy(), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_stage1_recovers_the_subspace_on_a_tiny_instance():
+    task = SingleIndexTask(d=8, r=2, n_points=33)
+    cfg = two_stage.TwoStageConfig(t1=4096, t2=0, ridge=1.0)
+    model, diagnostics = two_stage.fit({"width": 32}, task, cfg, seed=0, job_hash="test")
+    assert diagnostics.principal_cosines.min() > 0.8
+    assert diagnostics.subspace_energy > 2 * task.r / task.d
+    initial = two_stage.initial_model(task, 32, seed=0).weight.detach().numpy()
+    before, _ = two_stage.subspace_recovery(initial, task.subspace())
+    assert before.min() < 0.6  # random rows do not span V
+
+
+def test_subspace_recovery_on_hand_built_weights():
+    basis = np.eye(5)[:, :2]
+    inside = np.array([[1.0, 0, 0, 0, 0], [0, 2.0, 0, 0, 0], [1.0, 1.0, 0, 0, 0]])
+    cosines, energy = two_stage.subspace_recovery(inside, basis)
+    np.testing.assert_allclose(cosines, [1.0, 1.0])
+    assert energy == pytest.approx(1.0)
+    outside = np.array([[0, 0, 1.0, 0, 0], [0, 0, 0, 3.0, 0], [0, 0, 0, 0, 1.0]])
+    cosines, energy = two_stage.subspace_recovery(outside, basis)
+    np.testing.assert_allclose(cosines, [0.0, 0.0], atol=1e-12)
+    assert energy == pytest.approx(0.0)
+
+
+def test_two_stage_fit_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    task = SingleIndexTask(d=4, r=1, n_points=9)
+    cfg = two_stage.TwoStageConfig(t1=300, t2=300, ridge=0.1, chunk=64)
+    reference, _ = two_stage.fit({"width": 4}, task, cfg, seed=1, job_hash="job")
+    real, calls = two_stage.prompts, []
+
+    def crashing(*args):
+        calls.append(args)
+        if len(calls) == 8:  # stage 2, third chunk
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(two_stage, "prompts", crashing)
+    checkpoint = tmp_path / "job.pt"
+    with pytest.raises(KeyboardInterrupt):
+        two_stage.fit({"width": 4}, task, cfg, seed=1, job_hash="job", checkpoint=checkpoint, checkpoint_every=1)
+    monkeypatch.setattr(two_stage, "prompts", real)
+    resumed, _ = two_stage.fit({"width": 4}, task, cfg, seed=1, job_hash="job", checkpoint=checkpoint)
+    for name, value in reference.state_dict().items():
+        torch.testing.assert_close(resumed.state_dict()[name], value, rtol=0, atol=0)
+
+
+def test_kernel_ridge_prefix_predictions_equal_per_prefix_solves():
+    gen = torch.Generator().manual_seed(0)
+    xs, ys = (
+        torch.randn(3, 7, 4, generator=gen, dtype=torch.float64),
+        torch.randn(3, 7, generator=gen, dtype=torch.float64),
+    )
+    h, lam = 0.7, 0.1
+    fast = prompt_only.krr_prefix_predictions(xs, ys, h, lam).numpy()
+    x, y = xs.numpy(), ys.numpy()
+    for b in range(3):
+        assert fast[b, 0] == 0.0
+        for k in range(1, 7):
+            sq = ((x[b, :k, None] - x[b, None, :k]) ** 2).sum(-1)
+            gram = np.exp(-sq / (2 * h * 4))
+            cross = np.exp(-((x[b, :k] - x[b, k]) ** 2).sum(-1) / (2 * h * 4))
+            expected = cross @ np.linalg.solve(gram + lam * np.eye(k), y[b, :k])
+            assert fast[b, k] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_two_layer_network_gradient_steps_match_autograd(monkeypatch):
+    monkeypatch.setattr(prompt_only, "NET_CHECKPOINTS", (0, 1, 3))
+    gen = torch.Generator().manual_seed(0)
+    xs, ys, query = (
+        torch.randn(2, 6, 3, generator=gen),
+        torch.randn(2, 6, generator=gen),
+        torch.randn(2, 3, generator=gen),
+    )
+    w0, b0 = torch.randn(prompt_only.NET_WIDTH, 3, generator=gen), torch.rand(prompt_only.NET_WIDTH, generator=gen)
+    readouts = prompt_only.fit_two_layer_nets(xs, ys, query, w0, b0, lr=0.2)
+    scale = 1 / math.sqrt(prompt_only.NET_WIDTH)
+    for b in range(2):  # one network, plain autograd
+        params = [
+            w0.clone().requires_grad_(),
+            b0.clone().requires_grad_(),
+            torch.zeros(prompt_only.NET_WIDTH, requires_grad=True),
+        ]
+        net = lambda x: scale * torch.relu(x @ params[0].T + params[1]) @ params[2]  # noqa: E731
+        seen = []
+        for step in range(4):
+            if step in (0, 1, 3):
+                seen.append(net(query[b]).item())
+            loss = ((net(xs[b]) - ys[b]) ** 2).mean()
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= 0.2 * g
+        np.testing.assert_allclose(readouts[:, b], seen, rtol=1e-4, atol=1e-6)
+    assert readouts[0].tolist() == [0.0, 0.0]  # a = 0: step 0 is the zero predictor
+
+
+def test_tuned_baselines_never_see_the_label_they_predict():
+    task = SingleIndexTask(d=3, r=1, n_points=9)
+    batch = task.sample(4, batch_generator(7, 1, 0))
+    for make in (prompt_only.krr, prompt_only.two_layer_net):
+        predict = make(task)
+        base = predict(batch.xs, batch.ys)
+        for k in (2, 8):
+            changed = batch.ys.copy()
+            changed[:, k:] += 5.0
+            np.testing.assert_allclose(predict(batch.xs, changed)[:, : k + 1], base[:, : k + 1], equal_nan=True)
