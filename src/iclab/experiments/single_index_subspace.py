@@ -14,17 +14,14 @@ from typing import Any
 import xarray as xr
 
 from iclab.experiments.base import SweepPoint
-from iclab.experiments.single_index import stage1_variables
-from iclab.single_index import SingleIndexTask
+from iclab.experiments.single_index import stage1_variables, task_for
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     model = {"name": "two_stage", "width": cfg["width"]}
     points = []
     for d in cfg["d"]:
-        task = SingleIndexTask(
-            d=d, r=cfg["r"], n_points=cfg["n_pretrain"] + 1, q=cfg["q"], p=cfg["p"], sigma=cfg["sigma"]
-        )
+        task = task_for(cfg, d, cfg["r"], cfg["n_pretrain"] + 1)
         for t1 in cfg["t1"]:
             train = {"t1": t1, "t2": 0, "ridge": 1.0, "eta": cfg["eta"], "weight_decay": cfg["weight_decay"]}
             points.append(SweepPoint(coords={"d": d, "t1": t1}, task=task.to_dict(), models=[model], train=train))
