@@ -29,6 +29,11 @@ def test_defaults_are_filled_in(default_config):
     config = validate(default_config)
     assert config["threads"] == 1
     assert config["experiments"]["ltb_gap"]["train"]["optimizer"] == "adam"
+    # a default held in a shared definition ($ref) is filled in too; an optional object is not created
+    del default_config["experiments"]["single_index_subspace"]["stage1_queries"]
+    config = validate(default_config)
+    assert config["experiments"]["single_index_subspace"]["stage1_queries"] == "last"
+    assert "curriculum" not in config["experiments"]["ltb_gap"]["train"]
 
 
 def mutate(config, path, value):
@@ -75,6 +80,12 @@ DELETE = object()
             r"experiments\.no_such_experiment: unknown key; allowed keys here: .*ltb_gap",
         ),
         (("seeds",), DELETE, r"'seeds' is a required property"),
+        (
+            ("experiments", "single_index", "train", "stage1_queries"),
+            "first",
+            r"single_index\.train\.stage1_queries: 'first' is not allowed; allowed: last, all",
+        ),
+        (("experiments", "single_index", "n_test"), 3, r"single_index\.n_test: 3 is out of range; must be >= 4"),
     ],
 )
 def test_bad_configs_name_the_key(default_config, path, value, expected):

@@ -84,9 +84,27 @@ def test_stage2_is_the_closed_form_ridge_solution():
     np.testing.assert_allclose(model.gamma.detach().double().numpy(), expected, rtol=1e-4, atol=1e-6)
 
 
-def test_stage1_recovers_the_subspace_on_a_tiny_instance():
+def test_all_queries_loss_is_the_mean_of_the_last_query_losses_over_every_choice_of_query():
+    """Hand-built: move each point to the end of the prompt in turn and take the paper's loss."""
+    task = SingleIndexTask(d=5, r=2, n_points=6)
+    model = two_stage.initial_model(task, 7, seed=2)
+    batch = task.sample(3, batch_generator(0, 0, 0))
+    xs, ys = torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)
+    k = xs.shape[1]
+    expected = torch.zeros_like(model.weight)
+    for query in range(k):
+        order = [i for i in range(k) if i != query] + [query]
+        expected += two_stage.stage1_gradient_sum(model, xs[:, order], ys[:, order], "last") / k
+    got = two_stage.stage1_gradient_sum(model, xs, ys, "all")
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="stage1_queries='first'.*allowed"):
+        two_stage.TwoStageConfig(t1=1, t2=0, ridge=1.0, stage1_queries="first")
+
+
+@pytest.mark.parametrize("queries", ["last", "all"])
+def test_stage1_recovers_the_subspace_on_a_tiny_instance(queries):
     task = SingleIndexTask(d=8, r=2, n_points=33)
-    cfg = two_stage.TwoStageConfig(t1=4096, t2=0, ridge=1.0)
+    cfg = two_stage.TwoStageConfig(t1=4096, t2=0, ridge=1.0, stage1_queries=queries)
     model, diagnostics = two_stage.fit({"width": 32}, task, cfg, seed=0, job_hash="test")
     assert diagnostics.principal_cosines.min() > 0.8
     assert diagnostics.subspace_energy > 2 * task.r / task.d

@@ -61,10 +61,11 @@ def with_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -
         return instance
     out = dict(instance)
     for key, sub in schema.get("properties", {}).items():
+        target = root["$defs"][sub["$ref"].split("/")[-1]] if "$ref" in sub else sub
         if key in out:
             out[key] = with_defaults(out[key], sub, root)
-        elif "default" in sub:
-            out[key] = copy.deepcopy(sub["default"])
+        elif "default" in target:
+            out[key] = copy.deepcopy(target["default"])
         elif sub.get("type") == "object":
             out[key] = with_defaults({}, sub, root)
     return out

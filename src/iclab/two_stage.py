@@ -1,10 +1,15 @@
 """The two-stage pretraining of Oko, Song, Suzuki, Wu 2024 (§3) for ``models.two_stage``.
 
 Stage 1: rows wⱼ ~ Unif(S^{d−1}), b = 0, Γ = diag(±1)/m; one gradient step on W of the squared
-loss at the final query over T₁ fresh prompts, with step η and weight decay λ:
+loss at the query over T₁ fresh prompts, with step η and weight decay λ:
 W ← W − η(∇_W L̂ + λW) (ηλ = 1 erases the initialisation). The rows are then put back on the unit
 sphere, so that ⟨wⱼ, x⟩ ~ N(0, 1) matches the bias range below (the paper's normalisation is not
 stated; with ηλ = 1 it makes η irrelevant).
+The paper's loss takes each prompt's last point as the query (``stage1_queries = "last"``). With
+``"all"`` every one of the prompt's n + 1 points is the query in turn, the other n its context, and
+the prompt's loss is the mean of those n + 1 losses: by exchangeability each term has the law of the
+paper's loss, so the gradient estimates the same population gradient, with a variance roughly n
+times smaller (the query's own heavy-tailed label no longer multiplies every term).
 Stage 2: bⱼ ~ Unif[−1, 1] re-drawn; the prediction zᵀΓφ(x) is linear in Γ, so Γ is the ridge
 solution over T₂ fresh prompts in closed form:
 vec Γ = (AᵀA/T₂ + λ₂I)⁻¹ Aᵀy/T₂, rows of A = vec(z_t φ(x_t)ᵀ).
@@ -32,6 +37,8 @@ from iclab.tasks import INIT_STREAM, STAGE1_STREAM, STAGE2_STREAM, batch_generat
 
 log = logging.getLogger("iclab.two_stage")
 
+STAGE1_QUERIES = ("last", "all")
+
 
 @dataclass(frozen=True)
 class TwoStageConfig:
@@ -41,6 +48,11 @@ class TwoStageConfig:
     eta: float = 1.0  # stage-1 step size η
     weight_decay: float = 1.0  # stage-1 weight decay λ
     chunk: int = 512  # prompts per chunk
+    stage1_queries: str = "last"  # "last": the paper's loss; "all": each point the query in turn
+
+    def __post_init__(self):
+        if self.stage1_queries not in STAGE1_QUERIES:
+            raise ValueError(f"stage1_queries={self.stage1_queries!r}: allowed {list(STAGE1_QUERIES)}")
 
 
 def initial_model(task: SingleIndexTask, width: int, seed: int) -> TwoStageTransformer:
@@ -65,11 +77,27 @@ def prompts(task: SingleIndexTask, seed: int, stream: int, index: int, size: int
     return torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)  # (b, K, d), (b, K)
 
 
-def stage1_gradient_sum(model: TwoStageTransformer, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
-    """Σ over the chunk's prompts of ∇_W (ŷ_query − y_query)²: (m, d)."""
+def leave_one_out_predictions(model: TwoStageTransformer, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+    """ŷ at every point k from the other K − 1 points: z₋ₖᵀΓφ(x_k), z₋ₖ = mean_{i≠k} yᵢφ(xᵢ): (b, K)."""
+    phi = model.features(xs)  # (b, K, m)
+    weighted = ys[..., None] * phi  # (b, K, m)
+    z = (weighted.sum(dim=1, keepdim=True) - weighted) / (xs.shape[1] - 1)  # (b, K, m)
+    return torch.einsum("bkm,mn,bkn->bk", z, model.gamma, phi)
+
+
+def stage1_loss(model: TwoStageTransformer, xs: torch.Tensor, ys: torch.Tensor, queries: str) -> torch.Tensor:
+    """Σ over prompts of the squared query loss: at the last point, or the mean over all points."""
+    if queries == "last":
+        return ((model(xs, ys, last_only=True)[:, 0] - ys[:, -1]) ** 2).sum()
+    return ((leave_one_out_predictions(model, xs, ys) - ys) ** 2).mean(dim=1).sum()
+
+
+def stage1_gradient_sum(
+    model: TwoStageTransformer, xs: torch.Tensor, ys: torch.Tensor, queries: str = "last"
+) -> torch.Tensor:
+    """Σ over the chunk's prompts of ∇_W of the prompt's stage-1 loss: (m, d)."""
     model.weight.grad = None
-    loss = ((model(xs, ys, last_only=True)[:, 0] - ys[:, -1]) ** 2).sum()
-    loss.backward()
+    stage1_loss(model, xs, ys, queries).backward()
     return model.weight.grad.detach().clone()
 
 
@@ -184,7 +212,8 @@ def fit(
     if acc.stage == 1:
 
         def add_gradient(index: int, acc: Accumulator) -> None:
-            acc.sums["grad"] += stage1_gradient_sum(model, *prompts(task, seed, STAGE1_STREAM, index, sizes1[index]))
+            xs, ys = prompts(task, seed, STAGE1_STREAM, index, sizes1[index])
+            acc.sums["grad"] += stage1_gradient_sum(model, xs, ys, cfg.stage1_queries)
 
         run_stage(job_hash, 1, sizes1, acc, add_gradient, save, checkpoint_every, log_every)
         with torch.no_grad():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from iclab.cubes import cube_spec
 from iclab.models import learner_label
@@ -32,3 +35,13 @@ def training_spec(trained: dict) -> dict[str, Any]:
 def training_task(trained: dict) -> LinearTask:
     """The task the setting's models were trained on."""
     return LinearTask.from_dict(training_spec(trained)["task"])
+
+
+def log_position_bins(first: int, last: int, per_octave: int) -> list[tuple[int, int]]:
+    """Bins [lo, hi] of positions first..last, ``per_octave`` per doubling (the smallest hold one position)."""
+    if not 1 <= first <= last:
+        raise ValueError(f"position bins need 1 <= first <= last, got first={first}, last={last}")
+    count = math.log2(last / first) * per_octave
+    edges = np.unique(np.round(first * 2.0 ** (np.arange(math.ceil(count) + 1) / per_octave)).astype(int))
+    edges = np.append(edges[(edges < last) | (edges == first)], last + 1)  # the last bin ends at ``last``
+    return [(int(lo), int(hi) - 1) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]

@@ -14,16 +14,19 @@ from typing import Any
 import xarray as xr
 
 from iclab.experiments.base import SweepPoint
-from iclab.experiments.single_index import stage1_variables, task_for
+from iclab.experiments.single_index import pretrain_points, stage1_variables, task_for
+
+
+STAGE1_KEYS = ("eta", "weight_decay", "stage1_queries")
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     model = {"name": "two_stage", "width": cfg["width"]}
     points = []
     for d in cfg["d"]:
-        task = task_for(cfg, d, cfg["r"], cfg["n_pretrain"] + 1)
+        task = task_for(cfg, d, cfg["r"], pretrain_points(cfg, d) + 1)
         for t1 in cfg["t1"]:
-            train = {"t1": t1, "t2": 0, "ridge": 1.0, "eta": cfg["eta"], "weight_decay": cfg["weight_decay"]}
+            train = {"t1": t1, "t2": 0, "ridge": 1.0} | {key: cfg[key] for key in STAGE1_KEYS}
             points.append(SweepPoint(coords={"d": d, "t1": t1}, task=task.to_dict(), models=[model], train=train))
     return points
 

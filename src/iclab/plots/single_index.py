@@ -4,8 +4,10 @@ learners' degrade with d. (b) d fixed, r varied: the risk grows with r.
 
 Risks are divided by the zero predictor's risk on the same prompts (1 = predicting 0): the labels'
 heavy tails make the raw risk of every learner move together from one position to the next, and
-the common factor removes that. Bands: 95% over seeds and evaluation prompts (trained models), over
-evaluation prompts (test-prompt-only learners).
+the common factor removes that. Lines: the risk pooled over bins of n* (the evaluation's
+``binned_risk``, drawn at the bin's geometric centre); learners with values at a few lengths only
+(the two-layer network) are drawn at those lengths. Bands: 95% over seeds and evaluation prompts
+(trained models), over evaluation prompts (test-prompt-only learners).
 """
 
 from __future__ import annotations
@@ -19,22 +21,36 @@ import xarray as xr
 from iclab.plots.style import LEARNER_LABELS, save, theme
 
 Z_95 = 1.959964
-MIN_LENGTH = 4  # below, the two-stage model's 1/n* average is far above the zero predictor: off the axis
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 
 
-def relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Positions with a value, mean risk / zero risk and its 95% band: (P,) each."""
-    risk = at.risk.sel(learner=learner).transpose("position", "seed").values  # (K, S)
-    sem = at.risk_sem.sel(learner=learner).transpose("position", "seed").values
-    zero = at.risk.sel(learner="zero").isel(seed=0).values  # (K,)
-    keep = np.isfinite(risk).all(axis=1) & (at.position.values >= MIN_LENGTH)
-    risk, sem, zero = risk[keep], sem[keep], zero[keep]
+def band(risk: np.ndarray, sem: np.ndarray, zero: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over seeds of risk (P, S) / zero (P,) and its 95% band (seeds and evaluation prompts)."""
     s = risk.shape[1]
     between = risk.var(axis=1, ddof=1) / s if s > 1 else 0.0
     half = Z_95 * np.sqrt(between + np.mean(sem**2, axis=1) / s)
     mean = risk.mean(axis=1)
-    return at.position.values[keep], mean / zero, (mean - half) / zero, (mean + half) / zero
+    return mean / zero, (mean - half) / zero, (mean + half) / zero
+
+
+def binned_relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...] | None:
+    """Bin centres, relative risk and its band over the bins; None if the learner misses positions."""
+    risk = at.binned_risk.sel(learner=learner).transpose("position_bin", "seed").values  # (P, S)
+    if not np.isfinite(risk).all():
+        return None
+    sem = at.binned_risk_sem.sel(learner=learner).transpose("position_bin", "seed").values
+    zero = at.binned_risk.sel(learner="zero").isel(seed=0).values  # (P,)
+    centres = np.sqrt(at.bin_first.values * at.bin_last.values)
+    return (centres, *band(risk, sem, zero))
+
+
+def pointwise_relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...]:
+    """Positions ≥ the first bin's where the learner has a value, relative risk and its band."""
+    risk = at.risk.sel(learner=learner).transpose("position", "seed").values  # (K, S)
+    sem = at.risk_sem.sel(learner=learner).transpose("position", "seed").values
+    zero = at.risk.sel(learner="zero").isel(seed=0).values  # (K,)
+    keep = np.isfinite(risk).all(axis=1) & (at.position.values >= int(at.bin_first.values[0]))
+    return (at.position.values[keep], *band(risk[keep], sem[keep], zero[keep]))
 
 
 def risk_panel(cube: xr.Dataset, ax: plt.Axes, cases: list[str], varied: str) -> None:
@@ -44,9 +60,9 @@ def risk_panel(cube: xr.Dataset, ax: plt.Axes, cases: list[str], varied: str) ->
         at = cube.sel(case=case)
         value = int(at[varied])
         for name in learners:
-            n, mean, lo, hi = relative_risk(at, name)
-            marker = "o" if name == "two_layer_net" else None
-            ax.plot(n, mean, STYLES[name], color=color, marker=marker, markersize=3)
+            binned = binned_relative_risk(at, name)
+            n, mean, lo, hi = binned if binned is not None else pointwise_relative_risk(at, name)
+            ax.plot(n, mean, STYLES[name], color=color, marker="o" if binned is None else ".", markersize=4)
             ax.fill_between(n, lo, hi, color=color, alpha=0.15, linewidth=0)
         ax.plot([], [], "s", color=color, label=f"{varied} = {value}")
     for name in learners:

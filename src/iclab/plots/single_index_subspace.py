@@ -37,6 +37,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_ylim(0, 1.02)
         ax.set_title(title)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Stage 1: one gradient step on W recovers the r = {r} subspace once T₁ grows like d³")
+    fig.suptitle(f"Stage 1: one gradient step moves the MLP rows into the r = {r} subspace; larger d needs more T₁")
     fig.tight_layout()
     save(fig, png)

@@ -1,0 +1,47 @@
+"""Risks pooled over bins of prompt positions (evaluate.binned_stats, experiments.base.log_position_bins)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from iclab.evaluate import binned_stats, mean_and_sem
+from iclab.experiments.base import log_position_bins
+
+
+@pytest.mark.parametrize(("first", "last", "per_octave"), [(4, 128, 3), (1, 1, 2), (2, 8, 2), (3, 100, 1), (5, 6, 4)])
+def test_log_position_bins_partition_the_positions_into_doublings(first, last, per_octave):
+    bins = log_position_bins(first, last, per_octave)
+    covered = [k for lo, hi in bins for k in range(lo, hi + 1)]
+    assert covered == list(range(first, last + 1))  # every position once, in order
+    # each bin spans at most a factor 2^(1/per_octave), up to rounding and the merged last bin
+    for lo, hi in bins[:-1]:
+        assert (hi + 1) / lo <= 2 ** (1 / per_octave) * (1 + 1 / lo) + 1e-12
+    assert len(bins) <= math.ceil(math.log2(last / first) * per_octave) + 1
+    with pytest.raises(ValueError, match="first=9, last=4"):
+        log_position_bins(9, 4, per_octave)
+
+
+def test_binned_stats_average_each_prompt_over_the_bin_before_the_prompts():
+    rng = np.random.default_rng(0)
+    errors = rng.exponential(size=(50, 9))  # (B, K)
+    bins = [(0, 0), (1, 3), (4, 8)]
+    mean, sem = binned_stats(errors, bins)
+    for b, (lo, hi) in enumerate(bins):
+        per_prompt = [row[lo : hi + 1].sum() / (hi + 1 - lo) for row in errors]  # a plain loop
+        assert mean[b] == pytest.approx(np.mean(per_prompt), rel=1e-12)
+        assert sem[b] == pytest.approx(np.std(per_prompt, ddof=1) / math.sqrt(50), rel=1e-12)
+    errors[3, 5] = np.nan  # a missing position leaves its whole bin missing
+    assert np.isnan(binned_stats(errors, bins)[0][2]) and np.isfinite(binned_stats(errors, bins)[0][:2]).all()
+
+
+def test_binned_standard_error_counts_the_correlation_within_a_prompt():
+    """Monte Carlo: the sem of a bin of w positions is the per-position sem / √w for independent
+    positions, and the per-position sem for positions that repeat one value."""
+    rng = np.random.default_rng(1)
+    independent = rng.normal(size=(20_000, 16))
+    repeated = np.repeat(rng.normal(size=(20_000, 1)), 16, axis=1)
+    for errors, expected_ratio in ((independent, 1 / 4), (repeated, 1.0)):
+        _, pointwise = mean_and_sem(errors)
+        _, pooled = binned_stats(errors, [(0, 15)])
+        assert pooled[0] / pointwise.mean() == pytest.approx(expected_ratio, rel=0.03)
