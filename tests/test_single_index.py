@@ -1,5 +1,6 @@
 """Single-index tasks, the two-stage transformer and the test-prompt-only baselines (Oko et al. 2024)."""
 
+import itertools
 import math
 
 import numpy as np
@@ -164,6 +165,10 @@ def test_kernel_ridge_prefix_predictions_equal_per_prefix_solves():
             cross = np.exp(-((x[b, :k] - x[b, k]) ** 2).sum(-1) / (2 * h * 4))
             expected = cross @ np.linalg.solve(gram + lam * np.eye(k), y[b, :k])
             assert fast[b, k] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    # the tuning grid (kernel computed once per bandwidth) holds the same predictions, bandwidth-major
+    grid = prompt_only.krr_grid(x, y)
+    for g, (h, lam) in enumerate(itertools.product(prompt_only.KRR_BANDWIDTHS, prompt_only.KRR_PENALTIES)):
+        np.testing.assert_allclose(grid[g], prompt_only.krr_prefix_predictions(xs, ys, h, lam).numpy(), rtol=1e-12)
 
 
 def test_two_layer_network_gradient_steps_match_autograd(monkeypatch):

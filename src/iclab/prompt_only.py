@@ -8,7 +8,6 @@ Both follow the learner contract: position k is predicted from the k points befo
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from typing import Any, Callable
@@ -30,28 +29,42 @@ NET_CHECKPOINTS = (0, 25, 50, 100, 200)  # GD steps at which predictions are rea
 CHUNK = 256
 
 
-def krr_prefix_predictions(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float, penalty: float) -> torch.Tensor:
-    """RBF kernel ridge prediction at every position from the points before it: (B, K).
+def rbf_gram(sq_distances: torch.Tensor, bandwidth: float, d: int) -> torch.Tensor:
+    """exp(−‖x − x'‖² / (2·bandwidth·d)) from the squared distances (B, K, K)."""
+    return torch.exp(-sq_distances / (2 * bandwidth * d))
+
+
+def krr_prefix_from_gram(gram: torch.Tensor, ys: torch.Tensor, penalty: float) -> torch.Tensor:
+    """Kernel ridge prediction at every position from the points before it: (B, K).
 
     With A = K + λI = LLᵀ, the leading k×k block of L is the Cholesky factor of the first k points,
     and L[k, :k] = L_k⁻¹ K[:k, k]; so ŷ_k = K[k, :k] A_k⁻¹ y_{:k} = Σ_{i<k} L[k, i] (L⁻¹y)_i:
     one factorisation per prompt gives every prefix (ŷ₀ = 0).
     """
-    d = xs.shape[-1]
-    gram = torch.exp(-(torch.cdist(xs, xs) ** 2) / (2 * bandwidth * d))  # (B, K, K)
-    eye = torch.eye(xs.shape[1], dtype=xs.dtype)
+    eye = torch.eye(gram.shape[-1], dtype=gram.dtype)
     lower = torch.linalg.cholesky(gram + penalty * eye)  # (B, K, K)
     whitened = torch.linalg.solve_triangular(lower, ys.unsqueeze(-1), upper=False)  # (B, K, 1)
     return (torch.tril(lower, diagonal=-1) @ whitened)[..., 0]
 
 
+def krr_prefix_predictions(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float, penalty: float) -> torch.Tensor:
+    """RBF kernel ridge prediction at every position from the points before it (xs (B, K, d)): (B, K)."""
+    gram = rbf_gram(torch.cdist(xs, xs) ** 2, bandwidth, xs.shape[-1])  # (B, K, K)
+    return krr_prefix_from_gram(gram, ys, penalty)
+
+
 def krr_grid(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Predictions for every (bandwidth, penalty) of the grid: (G, B, K)."""
+    """Predictions for every (bandwidth, penalty) of the grid: (G, B, K), bandwidth-major.
+    The distances are computed once per chunk and the kernel once per bandwidth."""
     out = []
     for start in range(0, len(xs), CHUNK):
         x, y = torch.as_tensor(xs[start : start + CHUNK]), torch.as_tensor(ys[start : start + CHUNK])
-        grid = itertools.product(KRR_BANDWIDTHS, KRR_PENALTIES)
-        out.append(torch.stack([krr_prefix_predictions(x, y, h, lam) for h, lam in grid]).numpy())
+        sq_distances = torch.cdist(x, x) ** 2  # (c, K, K)
+        predictions = []
+        for bandwidth in KRR_BANDWIDTHS:
+            gram = rbf_gram(sq_distances, bandwidth, x.shape[-1])
+            predictions += [krr_prefix_from_gram(gram, y, penalty) for penalty in KRR_PENALTIES]
+        out.append(torch.stack(predictions).numpy())
     return np.concatenate(out, axis=1)
 
 
