@@ -122,7 +122,7 @@ def test_gpt2_training_resumes_from_its_checkpoint(tmp_path):
 def test_evaluation_stops_at_the_positions_the_model_has():
     """A GPT-2 built for K₀ < K points is scored on the first K₀ positions (the predictions it would
     make inside longer prompts, by causality) and NaN after them."""
-    from iclab.evaluate import error_stats
+    from iclab.evaluate import mean_and_sem, squared_errors
     from iclab.models import numpy_predictor
 
     torch.manual_seed(2)
@@ -132,7 +132,7 @@ def test_evaluation_stops_at_the_positions_the_model_has():
         long.backbone.wpe.weight[: 2 * (K - 2)] = short.backbone.wpe.weight
     task = LinearTask(d=D, n_points=K, beta_star=(0.0,) * D, psi=1.0, sigma=0.1)
     batch = train_batch(task, seed=0, step=0, batch_size=64)
-    mean, _ = error_stats(numpy_predictor(short, 16), batch, max_points=short.max_points)
-    full, _ = error_stats(numpy_predictor(long, 16), batch)
+    mean, _ = mean_and_sem(squared_errors(numpy_predictor(short, 16), batch, max_points=short.max_points))
+    full, _ = mean_and_sem(squared_errors(numpy_predictor(long, 16), batch))
     assert np.isnan(mean[K - 2 :]).all()
     np.testing.assert_allclose(mean[: K - 2], full[: K - 2], rtol=1e-5)

@@ -53,19 +53,22 @@ def describe(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}"
 
 
+def resolved(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """The schema itself, or the ``$defs`` entry its ``$ref`` names."""
+    return root["$defs"][schema["$ref"].split("/")[-1]] if "$ref" in schema else schema
+
+
 def with_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
     """A copy of ``instance`` with the schema's ``default`` values filled in (objects only)."""
-    if "$ref" in schema:
-        schema = root["$defs"][schema["$ref"].split("/")[-1]]
+    schema = resolved(schema, root)
     if not isinstance(instance, dict):
         return instance
     out = dict(instance)
     for key, sub in schema.get("properties", {}).items():
-        target = root["$defs"][sub["$ref"].split("/")[-1]] if "$ref" in sub else sub
         if key in out:
             out[key] = with_defaults(out[key], sub, root)
-        elif "default" in target:
-            out[key] = copy.deepcopy(target["default"])
+        elif "default" in resolved(sub, root):
+            out[key] = copy.deepcopy(resolved(sub, root)["default"])
         elif sub.get("type") == "object":
             out[key] = with_defaults({}, sub, root)
     return out

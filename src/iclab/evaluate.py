@@ -72,11 +72,6 @@ def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return samples.mean(axis=0), samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
 
 
-def error_stats(predictor: Predictor, batch: Batch, max_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over prompts of the squared error at every position: (K,), (K,)."""
-    return mean_and_sem(squared_errors(predictor, batch, max_points))
-
-
 def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """Per prompt the mean of ``errors`` (B, K) over each bin's positions, then mean and sem: (n_bins,) each."""
     per_prompt = np.stack([errors[:, lo : hi + 1].mean(axis=1) for lo, hi in bins], axis=1)  # (B, n_bins)

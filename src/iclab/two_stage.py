@@ -82,7 +82,7 @@ def leave_one_out_predictions(model: TwoStageTransformer, xs: torch.Tensor, ys: 
     phi = model.features(xs)  # (b, K, m)
     weighted = ys[..., None] * phi  # (b, K, m)
     z = (weighted.sum(dim=1, keepdim=True) - weighted) / (xs.shape[1] - 1)  # (b, K, m)
-    return torch.einsum("bkm,mn,bkn->bk", z, model.gamma, phi)
+    return model.readout(z, phi)
 
 
 def stage1_loss(model: TwoStageTransformer, xs: torch.Tensor, ys: torch.Tensor, queries: str) -> torch.Tensor:

@@ -38,4 +38,8 @@ class TwoStageTransformer(nn.Module):
         z = self.context_means(phi, ys)  # (B, K, m)
         if last_only:
             z, phi = z[:, -1:], phi[:, -1:]
+        return self.readout(z, phi)
+
+    def readout(self, z: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
+        """zᵀΓφ per prompt and position: (B, K, m), (B, K, m) → (B, K)."""
         return torch.einsum("bkm,mn,bkn->bk", z, self.gamma, phi)
