@@ -1,10 +1,11 @@
-"""iclab: data generation -> training -> evaluation -> aggregation -> figures.
+"""iclab: data generation -> training -> evaluation -> theory -> aggregation -> figures and tables.
 
     snakemake --cores all                              # every figure and table of config.yaml
     snakemake --cores 2 results/figures/ltb_gap.png     # one target
     snakemake --cores all --configfile config/paper.yaml --replace-workflow-config
 
-The config is validated against workflow/schemas/config.schema.yaml before any job is planned.
+The config is validated against the schema shipped in the package (src/iclab/config.schema.yaml and each
+experiment package's schema.yaml) before any job is planned.
 """
 
 import shlex

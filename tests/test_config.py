@@ -1,15 +1,18 @@
 """Config validation: bad input is rejected before any work, naming the key and what is allowed."""
 
 import copy
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from iclab.config import ConfigError, load, validate
 from iclab.plan import build_plan
-
-from conftest import REPO
 
 
 @pytest.fixture
@@ -34,6 +37,15 @@ def test_defaults_are_filled_in(default_config):
     config = validate(default_config)
     assert config["experiments"]["single_index_subspace"]["stage1_queries"] == "last"
     assert "curriculum" not in config["experiments"]["ltb_gap"]["train"]
+    # an object of defaults only is created when absent
+    del default_config["progress"]
+    assert validate(default_config)["progress"] == {"log_every": 500, "checkpoint_every": 1000}
+
+
+def test_a_config_of_one_experiment_plans_only_that_experiment(default_config):
+    default_config["experiments"] = {"ltb_gap": default_config["experiments"]["ltb_gap"]}
+    plan = build_plan(validate(default_config))
+    assert list(plan.settings) == ["ltb_gap"]
 
 
 def mutate(config, path, value):
@@ -115,7 +127,7 @@ def test_plan_shares_jobs_and_names_them_by_content(default_config):
     n_settings = len(exp["n"]) * len(exp["beta_star_norm"])
     settings = plan.settings["ltb_gap"].values()
     assert len(settings) == n_settings
-    assert len({s.data for s in settings}) == n_settings
+    assert len({s.data["eval"] for s in settings}) == n_settings
     models = {m["hash"] for s in settings for m in s.models}
     assert len(models) == n_settings * len(exp["models"]) * len(default_config["seeds"])
     again = build_plan(validate(copy.deepcopy(default_config)))
@@ -132,7 +144,7 @@ def test_a_model_can_have_its_own_training_config(default_config):
     plan = build_plan(validate(default_config))
     exp = default_config["experiments"]["lsa_shifts"]
     settings = list(plan.settings["lsa_shifts"].values())
-    hashes = {name: {m["hash"] for s in settings for m in s.models if m["name"] == name} for name in ("lsa", "gpt2")}
+    hashes = {name: {m["hash"] for s in settings for m in s.models if m["label"] == name} for name in ("lsa", "gpt2")}
     jobs = {name: [plan.train[h] for h in sorted(hs)] for name, hs in hashes.items()}
     assert {job.train.steps for job in jobs["gpt2"]} == {exp["gpt2"]["train"]["steps"]}
     assert {job.train.steps for job in jobs["lsa"]} == {exp["train"]["steps"]}
@@ -142,3 +154,28 @@ def test_a_model_can_have_its_own_training_config(default_config):
     del without["experiments"]["lsa_shifts"]["gpt2"]
     lsa_only = build_plan(validate(without))
     assert {m["hash"] for s in lsa_only.settings["lsa_shifts"].values() for m in s.models} == hashes["lsa"]
+
+
+def test_a_non_editable_install_validates_with_its_shipped_schemas(tmp_path: Path):
+    """The schemas (global and per experiment) travel inside the wheel: validation needs no checkout."""
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "src", project / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, project / name)
+    site = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(project)]
+    subprocess.run(pip, check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1"}
+    where = subprocess.run(
+        [sys.executable, "-c", "import iclab; print(iclab.__file__)"], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
+    result = subprocess.run(
+        [sys.executable, "-m", "iclab", "validate", str(REPO / "config.yaml")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert ": valid;" in result.stdout

@@ -3,9 +3,12 @@
 import numpy as np
 import pytest
 
+from iclab.experiments.lsa_shifts.experiment import covariate_scale
+from iclab.fit.sgd import train
+from iclab.intervals import bootstrap_band
+from iclab.jobs import TrainJob
 from iclab.tasks import LinearTask
 from iclab.theory import lsa as lsa_theory
-from iclab.train import TrainJob, train
 
 
 def test_sgd_from_the_balanced_init_tracks_the_gradient_flow_ode():
@@ -42,39 +45,33 @@ def test_sgd_from_the_balanced_init_tracks_the_gradient_flow_ode():
 
 
 def test_mean_over_tasks_is_the_average_over_gaussian_tasks():
-    from iclab.experiments.lsa_shifts import mean_over_tasks, relu_theorem5_error
-
     lam, n, m, sigma = np.diag([1.5, 1.0, 0.5]), 6, 9, 0.2
-    exact = relu_theorem5_error(lam, n, m, sigma)
+    exact = lsa_theory.relu_theorem5_error(lam, n, m, sigma)
     rng = np.random.default_rng(0)
     draws = []
     for w in rng.standard_normal((20_000, 3)):
         a, cov_xy, min_risk = lsa_theory.relu_label_moments(w, lam, sigma)
         draws.append(lsa_theory.theorem5_error(lam, n, m, a=a, cov_xy=cov_xy, min_risk=min_risk))
     assert abs(np.mean(draws) - exact) < 4 * np.std(draws) / np.sqrt(len(draws))
-    assert mean_over_tasks(lambda w: float(w @ w), 4) == 4.0
+    assert lsa_theory.mean_over_tasks(lambda w: float(w @ w), 4) == 4.0
 
 
 def test_random_covariance_theory_gap_matches_monte_carlo():
-    from iclab.experiments.random_covariance import limit_matrix, limit_predictions, theory_gap
-
     rng = np.random.default_rng(1)
     d, n, m, prompts = 3, 10, 7, 100_000
-    k = limit_matrix(d, n, 1.0)
+    k = lsa_theory.exponential_kq_limit(d, n, 1.0)
     lam = rng.exponential(1.0, size=(prompts, d))  # (P, d): one covariance per prompt
     xs = rng.standard_normal((prompts, m + 1, d)) * np.sqrt(lam)[:, None, :]
     w = rng.standard_normal((prompts, d))
     ys = np.einsum("bkd,bd->bk", xs, w)
     h = np.einsum("bmd,bm->bd", xs[:, :m], ys[:, :m]) / m
     y_hat = np.einsum("bd,de,be->b", xs[:, m], k, h)  # the limit model at M = m
-    target = limit_predictions(xs, lam, w, k)[:, m]
+    target = lsa_theory.limit_predictions(xs, lam, w, k)[:, m]
     measured = np.mean((y_hat - target) ** 2) / np.mean(target**2)
-    assert measured == pytest.approx(theory_gap(k, lam, m)[m], rel=0.05)
+    assert measured == pytest.approx(lsa_theory.limit_prediction_gap(k, lam, m)[m], rel=0.05)
 
 
 def test_covariate_scale_is_read_off_the_tasks():
-    from iclab.experiments.lsa_shifts import covariate_scale
-
     base = dict(d=2, n_points=3, beta_star=(0.0, 0.0), psi=1.0, sigma=0.0, covariance="diagonal")
     train_task = LinearTask(**base, covariance_values=(1.0, 2.0))
     assert covariate_scale(LinearTask(**base, covariance_values=(9.0, 18.0)), train_task) == pytest.approx(3.0)
@@ -83,12 +80,10 @@ def test_covariate_scale_is_read_off_the_tasks():
 
 
 def test_random_covariance_theory_error_is_expected_error_averaged_over_covariances():
-    from iclab.experiments.random_covariance import limit_matrix, theory_error
-
     rng = np.random.default_rng(2)
-    k = limit_matrix(3, 10, 1.0)
+    k = lsa_theory.exponential_kq_limit(3, 10, 1.0)
     covariances = rng.exponential(1.0, size=(4, 3))
-    curve = theory_error(k, covariances, 6)
+    curve = lsa_theory.limit_error_over_covariances(k, covariances, 6)
     for m in (1, 6):
         reference = np.mean([lsa_theory.expected_error(k, np.diag(lam), m) for lam in covariances])
         assert curve[m] == pytest.approx(reference, rel=1e-12)
@@ -96,8 +91,6 @@ def test_random_covariance_theory_error_is_expected_error_averaged_over_covarian
 
 
 def test_bootstrap_band_matches_the_normal_interval_for_many_prompts():
-    from iclab.experiments.zfb_figure1 import bootstrap_band
-
     rng = np.random.default_rng(3)
     errors = rng.exponential(2.0, size=(4000, 3))  # (B, K)
     low, high = bootstrap_band(errors)

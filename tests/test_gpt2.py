@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from iclab.models import build_model
+from iclab.evaluate import mean_and_sem, predict
+from iclab.fit.sgd import curriculum_stage, train
+from iclab.jobs import TrainJob
+from iclab.models import build_model, numpy_predictor
 from iclab.tasks import LinearTask, train_batch
-from iclab.train import TrainJob, curriculum_stage, train
 
 D, K, B = 3, 6, 4
 SMALL = {"name": "gpt2", "n_points": K, "n_embd": 16, "n_layer": 2, "n_head": 2}
@@ -122,9 +124,6 @@ def test_gpt2_training_resumes_from_its_checkpoint(tmp_path):
 def test_evaluation_stops_at_the_positions_the_model_has():
     """A GPT-2 built for K₀ < K points is scored on the first K₀ positions (the predictions it would
     make inside longer prompts, by causality) and NaN after them."""
-    from iclab.evaluate import mean_and_sem, squared_errors
-    from iclab.models import numpy_predictor
-
     torch.manual_seed(2)
     short, long = build_model(SMALL | {"n_points": K - 2}, D).eval(), build_model(SMALL, D).eval()
     long.load_state_dict({**long.state_dict(), **{k: v for k, v in short.state_dict().items() if "wpe" not in k}})
@@ -132,7 +131,7 @@ def test_evaluation_stops_at_the_positions_the_model_has():
         long.backbone.wpe.weight[: 2 * (K - 2)] = short.backbone.wpe.weight
     task = LinearTask(d=D, n_points=K, beta_star=(0.0,) * D, psi=1.0, sigma=0.1)
     batch = train_batch(task, seed=0, step=0, batch_size=64)
-    mean, _ = mean_and_sem(squared_errors(numpy_predictor(short, 16), batch, max_points=short.max_points))
-    full, _ = mean_and_sem(squared_errors(numpy_predictor(long, 16), batch))
+    mean, _ = mean_and_sem((predict(numpy_predictor(short, 16), batch, max_points=short.max_points) - batch.ys) ** 2)
+    full, _ = mean_and_sem((predict(numpy_predictor(long, 16), batch) - batch.ys) ** 2)
     assert np.isnan(mean[K - 2 :]).all()
     np.testing.assert_allclose(mean[: K - 2], full[: K - 2], rtol=1e-5)

@@ -8,10 +8,11 @@ import pytest
 import torch
 from numpy.polynomial import hermite_e
 
-from iclab import prompt_only, two_stage
+from iclab import prompt_only
+from iclab.fit import two_stage
 from iclab.models.two_stage import TwoStageTransformer
-from iclab.single_index import SingleIndexTask, hermite_normalised
-from iclab.tasks import STAGE2_STREAM, batch_generator
+from iclab.tasks.base import STAGE2_STREAM, batch_generator
+from iclab.tasks.single_index import SingleIndexTask, hermite_normalised
 
 
 def test_hermite_polynomials_are_orthonormal_under_the_gaussian():
@@ -188,7 +189,7 @@ def test_two_layer_network_gradient_steps_match_autograd(monkeypatch):
             b0.clone().requires_grad_(),
             torch.zeros(prompt_only.NET_WIDTH, requires_grad=True),
         ]
-        net = lambda x: scale * torch.relu(x @ params[0].T + params[1]) @ params[2]  # noqa: E731
+        net = lambda x: scale * torch.relu(x @ params[0].T + params[1]) @ params[2]
         seen = []
         for step in range(4):
             if step in (0, 1, 3):

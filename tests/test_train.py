@@ -13,14 +13,17 @@ import numpy as np
 import pytest
 import torch
 import xarray as xr
+from conftest import REPO, run_cli
 
 from iclab import theory
 from iclab.cubes import read_cube
+from iclab.fit import TrainingDiverged
+from iclab.fit.sgd import train
 from iclab.hashing import canonical_json
+from iclab.jobs import TrainJob
+from iclab.models import build_model
 from iclab.tasks import LinearTask
-from iclab.train import TrainingDiverged, TrainJob, load_trained, train
-
-from conftest import REPO, run_cli
+from iclab.trained import TrainedModel
 
 TASK = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5)
 
@@ -118,16 +121,15 @@ def test_trained_model_reloads_from_its_cube(tmp_path: Path):
     spec = job(name="lsa", steps=30)
     path = tmp_path / "m.nc"
     run_cli("train", "--spec", json.dumps(spec.to_dict()), "--out", str(path))
-    model, loaded, _ = load_trained(path)
-    assert loaded == spec
+    trained = TrainedModel.open(path)
+    assert trained.job == spec and trained.label == "lsa" and trained.seed == spec.seed
+    model = trained.module
     ds = read_cube(path)
     assert ds.loss.dims == ("step",) and ds.sizes["step"] == 30
     np.testing.assert_array_equal(model.w_kq.detach().numpy(), ds["param__w_kq"].values)
 
 
 def test_snapshots_hold_the_parameters_at_their_steps():
-    from iclab.models import build_model
-
     short, _, _ = train(job(name="lsa", steps=40, schedule="constant"))
     model, _, snapshots = train(job(name="lsa", steps=100, snapshot_every=40, schedule="constant"))
     assert snapshots.steps == [0, 40, 80, 100]

@@ -36,74 +36,105 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
     plan = build_plan(load(args.config))
     n_settings = sum(len(s) for s in plan.settings.values())
-    print(f"{args.config}: valid; {len(plan.data)} evaluation sets, {len(plan.train)} models, {n_settings} settings")
+    print(f"{args.config}: valid; {len(plan.data)} data sets, {len(plan.train)} models, {n_settings} settings")
 
 
 def cmd_data(args: argparse.Namespace) -> None:
     from iclab.cubes import write_cube
-    from iclab.evaluate import DATA_KIND, eval_set_dataset
-    from iclab.plan import DataJob
-    from iclab.tasks import eval_set, task_from_dict
+    from iclab.evaluate import DATA_KIND, data_dataset
+    from iclab.jobs import DataJob
+    from iclab.tasks import DATA_STREAMS, eval_set, task_from_dict
 
     job = DataJob.from_dict(args.spec)
-    batch = eval_set(task_from_dict(job.task), job.seed, job.n_prompts)
-    write_cube(eval_set_dataset(batch), args.out, kind=DATA_KIND, spec=job.to_dict(), seed=job.seed)
+    batch = eval_set(task_from_dict(job.task), job.seed, job.n_prompts, DATA_STREAMS[job.stream])
+    write_cube(data_dataset(batch), args.out, kind=DATA_KIND, spec=job.to_dict(), seed=job.seed)
     log.info("wrote %s: %d prompts × %d points", args.out, job.n_prompts, batch.xs.shape[1])
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from iclab.train import TrainJob, save_fitted, save_trained, train
+    from iclab.fit import fitter
+    from iclab.jobs import TrainJob
+    from iclab.trained import save_model
 
     set_threads(args.threads)
     job = TrainJob.from_dict(args.spec)
-    if job.fitted_in_closed_form:
-        from iclab.tasks import task_from_dict
-        from iclab.two_stage import fit
-
-        # checkpoints and progress lines every few chunks of prompts (fit's defaults), not steps
-        model, diagnostics = fit(
-            job.model, task_from_dict(job.task), job.train, job.seed, job.hash, checkpoint=args.checkpoint
-        )
-        save_fitted(args.out, job, model, diagnostics)
-        log.info("wrote %s", args.out)
-    else:
-        model, losses, snapshots = train(
-            job, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
-        )
-        save_trained(args.out, job, model, losses, snapshots)
-        log.info("wrote %s: final loss %.4g", args.out, losses[-1])
+    model, record = fitter(job.model["name"]).fit(
+        job, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
+    )
+    save_model(args.out, job, model, record)
+    log.info("wrote %s", args.out)
     if args.checkpoint is not None:
         args.checkpoint.unlink(missing_ok=True)
 
 
+def named_paths(items: list[str]) -> dict[str, Path]:
+    """``name=path`` arguments as a mapping."""
+    pairs = [item.split("=", 1) for item in items]
+    bad = [item for item, pair in zip(items, pairs) if len(pair) != 2]
+    if bad:
+        raise SystemExit(f"--data takes name=path, got {bad[0]!r}")
+    return {name: Path(path) for name, path in pairs}
+
+
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from iclab.cubes import write_cube
-    from iclab.evaluate import EVAL_KIND, TrainedModel, evaluate_setting, load_eval_set
-    from iclab.models import learner_label
-    from iclab.plan import DataJob, Setting
-    from iclab.train import load_trained
+    from iclab.evaluate import EVAL_KIND, evaluate_setting, load_data
+    from iclab.experiments import experiment
+    from iclab.experiments.base import Setting
+    from iclab.trained import TrainedModel
 
     set_threads(args.threads)
     setting = Setting.from_dict(args.spec)
-    batch = load_eval_set(args.data, DataJob.from_dict(args.data_spec))
-    trained = {}
+    paths = named_paths(args.data)
+    if set(paths) != set(setting.data):
+        raise SystemExit(f"data sets given {sorted(paths)} do not match the setting's {sorted(setting.data)}")
+    data = {name: load_data(path, setting.data[name]) for name, path in paths.items()}
+    models = {}
     for path in args.models:
-        model, job, cube = load_trained(path)
-        trained[(learner_label(job.model), job.seed)] = TrainedModel(model, cube)
-    expected = {(m["name"], m["seed"]) for m in setting.models}
-    if set(trained) != expected:
-        raise SystemExit(f"models given {sorted(trained)} do not match the setting's {sorted(expected)}")
-    ds = evaluate_setting(setting, batch, trained, chunk_size=args.chunk_size)
+        model = TrainedModel.open(path)
+        models[model.label, model.seed] = model
+    expected = {(m["label"], m["seed"]) for m in setting.models}
+    if set(models) != expected:
+        raise SystemExit(f"models given {sorted(models)} do not match the setting's {sorted(expected)}")
+    ds = evaluate_setting(experiment(setting.experiment), setting, data, models, chunk_size=args.chunk_size)
     write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
     log.info("wrote %s", args.out)
 
 
+def by_spec_hash(paths: list[Path], kind: str) -> dict[str, Path]:
+    """Cube files by the hash of the spec they were made from (read from their provenance)."""
+    from iclab.cubes import read_cube
+
+    return {read_cube(path, kind=kind).attrs["iclab_spec_hash"]: path for path in paths}
+
+
+def cmd_theory(args: argparse.Namespace) -> None:
+    from iclab.cubes import cube_spec, read_cube, write_cube
+    from iclab.evaluate import DATA_KIND, EVAL_KIND, THEORY_KIND, load_data, theory_dataset
+    from iclab.experiments import experiment
+    from iclab.experiments.base import Setting
+    from iclab.trained import MODEL_KIND, TrainedModel
+
+    settings = [Setting.from_dict(cube_spec(read_cube(path, kind=EVAL_KIND))) for path in args.evaluations]
+    data_paths, model_paths = by_spec_hash(args.data, DATA_KIND), by_spec_hash(args.models, MODEL_KIND)
+    ds = theory_dataset(
+        experiment(args.experiment),
+        settings,
+        args.order,
+        lambda data_hash: load_data(data_paths[data_hash]),
+        lambda model_hash: TrainedModel.open(model_paths[model_hash]),
+    )
+    spec = {"experiment": args.experiment, "order": args.order, "settings": sorted(s.hash for s in settings)}
+    write_cube(ds, args.out, kind=THEORY_KIND, spec=spec)
+    log.info("wrote %s for %d settings", args.out, len(settings))
+
+
 def cmd_aggregate(args: argparse.Namespace) -> None:
-    from iclab.cubes import combine, read_cube, write_cube
-    from iclab.evaluate import EVAL_KIND
+    from iclab.cubes import read_cube, write_cube
+    from iclab.evaluate import EVAL_KIND, THEORY_KIND, experiment_cube
 
     cubes = [read_cube(path, kind=EVAL_KIND) for path in args.inputs]
-    ds = combine(cubes, args.order)
+    ds = experiment_cube(cubes, read_cube(args.theory, kind=THEORY_KIND), args.order)
     spec = {
         "experiment": args.experiment,
         "order": args.order,
@@ -115,18 +146,19 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 def cmd_figure(args: argparse.Namespace) -> None:
     from iclab.cubes import read_cube
-    from iclab.plots import FIGURES
+    from iclab.experiments import product_function
 
-    cube = read_cube(args.cube, kind="experiment")
-    FIGURES[args.name](cube, args.out)
+    draw = product_function(args.name, "figure")
+    draw(read_cube(args.cube, kind="experiment"), args.out)
     log.info("wrote %s and its .pdf", args.out)
 
 
 def cmd_table(args: argparse.Namespace) -> None:
     from iclab.cubes import read_cube
-    from iclab.tables import TABLES
+    from iclab.experiments import product_function
 
-    frame = TABLES[args.name](read_cube(args.cube, kind="experiment"), args.out)
+    write = product_function(args.name, "table")
+    frame = write(read_cube(args.cube, kind="experiment"), args.out)
     log.info("wrote %s.{csv,md,tex}:\n%s", args.out, frame.to_string(index=False))
 
 
@@ -138,7 +170,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("config", type=Path)
     s.set_defaults(run=cmd_validate)
 
-    s = sub.add_parser("data", help="generate the evaluation set of a task spec")
+    s = sub.add_parser("data", help="generate a data set of a task spec (an evaluation set, or an extra set)")
     s.add_argument("--spec", type=json_arg, required=True, help="DataJob spec as JSON")
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=cmd_data)
@@ -154,18 +186,27 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("evaluate", help="evaluate the models and baselines of one setting")
     s.add_argument("--spec", type=json_arg, required=True, help="Setting spec as JSON")
-    s.add_argument("--data-spec", type=json_arg, required=True, help="DataJob spec of --data as JSON")
-    s.add_argument("--data", type=Path, required=True)
+    s.add_argument("--data", nargs="+", required=True, help="the setting's data sets as name=path (eval=...)")
     s.add_argument("--models", type=Path, nargs="*", default=[])
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--chunk-size", type=int, default=2048)
     s.add_argument("--threads", type=int, default=1)
     s.set_defaults(run=cmd_evaluate)
 
-    s = sub.add_parser("aggregate", help="combine the setting cubes of an experiment")
+    s = sub.add_parser("theory", help="an experiment's theory and weight read-outs, every setting")
+    s.add_argument("--experiment", required=True)
+    s.add_argument("--order", type=json_arg, required=True, help="sweep dimension -> values, in config order")
+    s.add_argument("--evaluations", type=Path, nargs="+", required=True, help="evaluation cubes (their settings)")
+    s.add_argument("--data", type=Path, nargs="*", default=[], help="the settings' data sets")
+    s.add_argument("--models", type=Path, nargs="*", default=[], help="the settings' model cubes")
+    s.add_argument("--out", type=Path, required=True)
+    s.set_defaults(run=cmd_theory)
+
+    s = sub.add_parser("aggregate", help="combine the setting cubes and the theory of an experiment")
     s.add_argument("--experiment", required=True)
     s.add_argument("--order", type=json_arg, required=True, help="sweep dimension -> values, in config order")
     s.add_argument("--inputs", type=Path, nargs="+", required=True)
+    s.add_argument("--theory", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=cmd_aggregate)
 
@@ -186,13 +227,14 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     from iclab.config import ConfigError
     from iclab.cubes import CubeError
-    from iclab.train import TrainingDiverged
+    from iclab.experiments import ExperimentError
+    from iclab.fit import TrainingDiverged
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     args = parser().parse_args(argv)
     try:
         args.run(args)
-    except (ConfigError, CubeError, TrainingDiverged) as err:
+    except (ConfigError, CubeError, ExperimentError, TrainingDiverged) as err:
         log.error("%s", err)
         raise SystemExit(1) from None
 

@@ -1,29 +1,60 @@
-"""Load and validate a configuration against workflow/schemas/config.schema.yaml.
+"""Load and validate a configuration against the schema shipped in the package.
 
-Errors name the offending key as a dotted path (``experiments.ltb_gap.n[0]``) and what
-is allowed there; every error of the file is reported at once, before any job runs.
+The schema is ``iclab/config.schema.yaml`` (global keys and shared ``$defs``) with each experiment's
+own ``iclab/experiments/<name>/schema.yaml`` under ``experiments.<name>``. Errors name the offending
+key as a dotted path (``experiments.ltb_gap.n[0]``) and what is allowed there; every error of the
+file is reported at once, before any job runs. Defaults are declared once, in the schema: the
+dataclasses of typed configs read theirs through ``schema_default``.
 """
 
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+PACKAGE = Path(__file__).resolve().parent
+SCHEMA_PATH = PACKAGE / "config.schema.yaml"
+EXPERIMENTS_DIR = PACKAGE / "experiments"
 
 
 class ConfigError(ValueError):
     """The configuration does not match the schema."""
 
 
-def load_schema(path: Path = SCHEMA_PATH) -> dict[str, Any]:
+def read_yaml(path: Path) -> Any:
     with open(path) as f:
         return yaml.safe_load(f)
+
+
+def experiment_schema_paths() -> dict[str, Path]:
+    """Each experiment package's schema file, by experiment name."""
+    return {path.parent.name: path for path in sorted(EXPERIMENTS_DIR.glob("*/schema.yaml"))}
+
+
+@lru_cache(maxsize=1)
+def base_schema() -> dict[str, Any]:
+    return read_yaml(SCHEMA_PATH)
+
+
+def load_schema() -> dict[str, Any]:
+    """The whole config schema: the base schema with every experiment's section."""
+    schema = copy.deepcopy(base_schema())
+    sections = schema["properties"]["experiments"]["properties"] = {}
+    for name, path in experiment_schema_paths().items():
+        sections[name] = read_yaml(path)
+    return schema
+
+
+def schema_default(definition: str, key: str | None = None) -> Any:
+    """The ``default`` of ``$defs.<definition>`` (or of its property ``key``) in the base schema."""
+    node = base_schema()["$defs"][definition]
+    node = node if key is None else node["properties"][key]
+    return copy.deepcopy(node["default"])
 
 
 def key_path(path) -> str:
@@ -59,18 +90,22 @@ def resolved(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
-    """A copy of ``instance`` with the schema's ``default`` values filled in (objects only)."""
+    """A copy of ``instance`` with the schema's ``default`` values filled in (objects only).
+
+    An absent object is created only when it has no required key (it is then all defaults): an
+    optional section such as an experiment or ``train.curriculum`` stays absent."""
     schema = resolved(schema, root)
     if not isinstance(instance, dict):
         return instance
     out = dict(instance)
     for key, sub in schema.get("properties", {}).items():
+        sub = resolved(sub, root)
         if key in out:
             out[key] = with_defaults(out[key], sub, root)
-        elif "default" in resolved(sub, root):
-            out[key] = copy.deepcopy(resolved(sub, root)["default"])
-        elif sub.get("type") == "object":
-            out[key] = with_defaults({}, sub, root)
+        elif "default" in sub:
+            out[key] = copy.deepcopy(sub["default"])
+        elif sub.get("type") == "object" and not sub.get("required"):
+            out[key] = with_defaults({}, sub, root)  # an absent object of defaults only (e.g. ``progress``)
     return out
 
 

@@ -10,15 +10,16 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from iclab.atomic import atomic_write
 from iclab.hashing import canonical_json, spec_hash
 
 ENGINE = "netcdf4"
@@ -71,18 +72,9 @@ def write_cube(
     ds: xr.Dataset, path: str | os.PathLike, *, kind: str, spec: dict[str, Any], seed: int | None = None
 ) -> None:
     """Write ``ds`` with provenance to ``path`` atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     ds = ds.drop_encoding()  # encodings read from input files (e.g. string widths) must not shape the output
     ds.attrs.update(provenance(kind, spec, seed))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        ds.to_netcdf(tmp, engine=ENGINE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine=ENGINE))
 
 
 def read_cube(path: str | os.PathLike, kind: str | None = None) -> xr.Dataset:

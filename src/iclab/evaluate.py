@@ -1,34 +1,36 @@
-"""Evaluate every trained model and baseline of a setting on its one evaluation set.
+"""Evaluate every trained model and baseline of a setting on its one evaluation set, and compute
+an experiment's theory from its specs, data sets and trained weights.
 
-All learners see the same prompts, so differences between them are paired. The cube holds,
-per learner, seed and position k, the mean squared error over prompts (``risk``) and its
-Monte-Carlo standard error (``risk_sem``); ``query_risk`` is the risk at the final query.
-Baselines do not depend on the training seed: their values repeat along ``seed``.
-An experiment with a ``position_bins(n_points)`` hook also gets ``binned_risk``: per prompt, the
-mean squared error over each bin of positions, then its mean and standard error over prompts (the
-standard error counts the correlation between positions of one prompt).
+All learners see the same prompts, so differences between them are paired. Each learner predicts
+once (per seed); the evaluation cube holds, per learner, seed and position k, the mean squared
+error over prompts (``risk``) and its Monte-Carlo standard error (``risk_sem``); ``query_risk`` is
+the risk at the final query, and the experiment's ``derived`` variables come from the same
+predictions. Baselines do not depend on the training seed: their values repeat along ``seed``.
+An experiment with ``position_bins`` also gets ``binned_risk``: per prompt, the mean squared error
+over each bin of positions, then its mean and standard error over prompts (the standard error
+counts the correlation between positions of one prompt).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
 import xarray as xr
-from torch import nn
 
 from iclab.baselines import BASELINES, Predictor
-from iclab.cubes import read_cube
-from iclab.experiments import EXPERIMENTS
+from iclab.cubes import combine, read_cube
+from iclab.experiments.base import Evaluation, Experiment, Setting, TheoryInputs
 from iclab.models import numpy_predictor
-from iclab.plan import DataJob, Setting
-from iclab.tasks import Batch, task_from_dict
+from iclab.tasks import Batch
+from iclab.trained import TrainedModel
 
 DATA_KIND = "eval_set"
 EVAL_KIND = "evaluation"
+THEORY_KIND = "theory"
 
 
-def eval_set_dataset(batch: Batch) -> xr.Dataset:
+def data_dataset(batch: Batch) -> xr.Dataset:
     return xr.Dataset(
         {
             "xs": (("prompt", "position", "dim"), batch.xs),
@@ -39,22 +41,16 @@ def eval_set_dataset(batch: Batch) -> xr.Dataset:
     )
 
 
-def load_eval_set(path, expected: DataJob) -> Batch:
-    """Read an evaluation set and check that it was made from ``expected``."""
+def load_data(path, expected_hash: str | None = None) -> Batch:
+    """Read a data set (and check that it was made from the spec of ``expected_hash``)."""
     ds = read_cube(path, kind=DATA_KIND)
-    if ds.attrs["iclab_spec_hash"] != expected.hash:
-        raise ValueError(f"{path}: evaluation set of spec {ds.attrs['iclab_spec_hash']}, expected {expected.hash}")
+    if expected_hash is not None and ds.attrs["iclab_spec_hash"] != expected_hash:
+        raise ValueError(f"{path}: data set of spec {ds.attrs['iclab_spec_hash']}, expected {expected_hash}")
     return Batch(xs=ds.xs.values, ys=ds.ys.values, betas=ds.beta.values, covariances=ds.covariance.values)
 
 
-@dataclass(frozen=True)
-class TrainedModel:
-    module: nn.Module
-    cube: xr.Dataset  # loss curve, parameters, snapshots
-
-
-def squared_errors(predictor: Predictor, batch: Batch, max_points: int | None = None) -> np.ndarray:
-    """Squared error of every prompt at every position: (B, K).
+def predict(predictor: Predictor, batch: Batch, max_points: int | None = None) -> np.ndarray:
+    """Predictions for every prompt at every position: (B, K).
 
     With ``max_points`` (a model with position embeddings for that many points) only the first
     ``max_points`` positions are predicted, from the prompts' first points (the same predictions,
@@ -62,9 +58,9 @@ def squared_errors(predictor: Predictor, batch: Batch, max_points: int | None = 
     """
     b, k_all = batch.ys.shape
     k = k_all if max_points is None else min(max_points, k_all)
-    errors = np.full((b, k_all), np.nan)
-    errors[:, :k] = (predictor(batch.xs[:, :k], batch.ys[:, :k]) - batch.ys[:, :k]) ** 2
-    return errors
+    out = np.full((b, k_all), np.nan)
+    out[:, :k] = predictor(batch.xs[:, :k], batch.ys[:, :k])
+    return out
 
 
 def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,32 +74,44 @@ def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.nd
     return mean_and_sem(per_prompt)
 
 
-def evaluate_setting(
-    setting: Setting, batch: Batch, trained: dict[tuple[str, int], TrainedModel], chunk_size: int = 2048
-) -> xr.Dataset:
-    """The evaluation cube of one setting; ``trained`` maps (model name, seed) to its model.
-
-    Risks of every learner, plus the experiment's own variables (theory curves, parameter
-    diagnostics) from its ``setting_variables(setting, trained, batch)``.
-    """
-    task = task_from_dict(setting.task)
-    experiment = EXPERIMENTS[setting.experiment]
-    seeds = sorted({m["seed"] for m in setting.models})
-    names = list(dict.fromkeys(m["name"] for m in setting.models))
-    learners = names + setting.baselines
-    errors = {}  # (learner index, seed index or None for every seed) → (B, K)
-    for (name, seed), model in trained.items():
+def all_predictions(
+    setting: Setting, batch: Batch, models: dict[tuple[str, int], TrainedModel], chunk_size: int
+) -> dict[tuple[str, int | None], np.ndarray]:
+    """Every learner's predictions (B, K), once: trained models by (label, seed), baselines by (name, None)."""
+    predictions: dict[tuple[str, int | None], np.ndarray] = {}
+    for key, model in models.items():
         max_points = getattr(model.module, "max_points", None)
-        predictor = numpy_predictor(model.module, chunk_size)
-        errors[learners.index(name), seeds.index(seed)] = squared_errors(predictor, batch, max_points)
+        predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, max_points)
     for name in setting.baselines:
-        errors[learners.index(name), None] = squared_errors(BASELINES[name](task), batch)
-    ds = risk_dataset(errors, learners, len(names), seeds, task.n_points)
-    bins = getattr(experiment, "position_bins", None)
-    if bins is not None:
-        ds = ds.merge(binned_dataset(errors, learners, seeds, bins(task.n_points)))
-    extra = experiment.setting_variables(setting, trained, batch)
-    ds = xr.merge([ds, extra], join="exact", compat="no_conflicts")
+        predictions[name, None] = predict(BASELINES[name](setting.eval_task), batch)
+    return predictions
+
+
+def evaluate_setting(
+    experiment: Experiment,
+    setting: Setting,
+    data: dict[str, Batch],
+    models: dict[tuple[str, int], TrainedModel],
+    chunk_size: int = 2048,
+) -> xr.Dataset:
+    """The evaluation cube of one setting: risks of every learner, and the experiment's derived variables."""
+    batch = data["eval"]
+    predictions = all_predictions(setting, batch, models, chunk_size)
+    learners, seeds = setting.labels + setting.baselines, setting.seeds
+    errors = {  # (learner index, seed index or None for every seed) → (B, K)
+        (learners.index(name), None if seed is None else seeds.index(seed)): (values - batch.ys) ** 2
+        for (name, seed), values in predictions.items()
+    }
+    ds = risk_dataset(errors, learners, len(setting.labels), seeds, batch.ys.shape[1])
+    if experiment.position_bins is not None:
+        ds = ds.merge(binned_dataset(errors, learners, seeds, experiment.position_bins(batch.ys.shape[1])))
+    if experiment.derived is not None:
+        extra = experiment.derived(Evaluation(setting=setting, data=data, predictions=predictions))
+        ds = xr.merge([ds, extra], join="exact", compat="no_conflicts")
+    return with_sweep_coords(ds, setting)
+
+
+def with_sweep_coords(ds: xr.Dataset, setting: Setting) -> xr.Dataset:
     return ds.expand_dims({dim: [value] for dim, value in setting.coords.items()})
 
 
@@ -146,3 +154,25 @@ def binned_dataset(errors: dict, learners: list[str], seeds: list[int], bins: li
             "bin_last": ("position_bin", [hi for _, hi in bins]),
         },
     )
+
+
+def theory_dataset(
+    experiment: Experiment,
+    settings: list[Setting],
+    order: dict,
+    load_data: Callable[[str], Batch],
+    load_model: Callable[[str], TrainedModel],
+) -> xr.Dataset:
+    """The experiment's theory for every setting, sweep values as coordinates (empty without a theory hook)."""
+    if experiment.theory is None:
+        return xr.Dataset()
+    parts = [
+        with_sweep_coords(experiment.theory(TheoryInputs(setting, load_data, load_model)), setting)
+        for setting in settings
+    ]
+    return combine(parts, order)
+
+
+def experiment_cube(evaluations: list[xr.Dataset], theory: xr.Dataset, order: dict) -> xr.Dataset:
+    """Every setting's evaluation and the theory in one cube, sweep values as coordinates in ``order``."""
+    return xr.merge([combine(evaluations, order), theory.drop_attrs()], join="outer", compat="no_conflicts")

@@ -1,13 +1,9 @@
 """Config validation, the job plan and path helpers shared by every rule."""
 
-import json
-
+from iclab import experiments
 from iclab.config import ConfigError, validate
-from iclab.experiments import EXPERIMENTS
 from iclab.hashing import HASH_PATTERN, canonical_json
 from iclab.plan import build_plan
-from iclab.plots import FIGURES
-from iclab.tables import TABLES
 
 try:
     CONFIG = validate(config, source="given to Snakemake")
@@ -51,12 +47,27 @@ def setting_of(wildcards):
     return lookup(PLAN.settings[wildcards.experiment], wildcards.setting, f"{wildcards.experiment} setting")
 
 
+def settings_of(wildcards):
+    return PLAN.settings[wildcards.experiment].values()
+
+
+def product_code(name, product):
+    """The figure or table module of an experiment: an input of the job that draws it."""
+    return [str(experiments.product_file(name, product))]
+
+
+def theory_code(name):
+    """The experiment and theory modules an experiment's theory runs: inputs of its theory job."""
+    return [str(p) for p in experiments.theory_code(name)]
+
+
 def all_targets():
     """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments."""
+    registry = experiments.registry()
     targets = []
     for name in CONFIG["experiments"]:
-        if name in FIGURES:
+        if "figure" in registry[name].products:
             targets += [f"results/figures/{name}.{ext}" for ext in ("png", "pdf")]
-        if name in TABLES:
+        if "table" in registry[name].products:
             targets += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
     return targets

@@ -1,7 +1,7 @@
 rule evaluate:
-    """Every trained model and baseline of one setting on its evaluation set (paired)."""
+    """Every trained model and baseline of one setting on its evaluation set (paired); each predicts once."""
     input:
-        data=lambda w: data_path(setting_of(w).data),
+        data=lambda w: [data_path(h) for h in setting_of(w).data.values()],
         models=lambda w: [model_path(m["hash"]) for m in setting_of(w).models],
     output:
         "results/eval/{experiment}/{setting}.nc",
@@ -15,19 +15,46 @@ rule evaluate:
         runtime=30,
     params:
         spec=lambda w: canonical_json(setting_of(w).to_dict()),
-        data_spec=lambda w: canonical_json(PLAN.data[setting_of(w).data].to_dict()),
+        data=lambda w: " ".join(f"{name}={data_path(h)}" for name, h in setting_of(w).data.items()),
         chunk_size=CHUNK_SIZE,
     conda:
         ENV
     shell:
-        "python -m iclab evaluate --spec {params.spec:q} --data-spec {params.data_spec:q} --data {input.data}"
-        " --models {input.models} --out {output} --chunk-size {params.chunk_size} --threads {threads} > {log} 2>&1"
+        "python -m iclab evaluate --spec {params.spec:q} --data {params.data} --models {input.models}"
+        " --out {output} --chunk-size {params.chunk_size} --threads {threads} > {log} 2>&1"
+
+
+rule theory:
+    """An experiment's theory curves and weight read-outs: cheap, rerun when its code or the theory changes."""
+    input:
+        evaluations=lambda w: [eval_path(w.experiment, s.hash) for s in settings_of(w)],
+        data=lambda w: sorted({data_path(h) for s in settings_of(w) for h in s.data.values()}),
+        models=lambda w: sorted({model_path(m["hash"]) for s in settings_of(w) for m in s.models}),
+        code=lambda w: theory_code(w.experiment),
+    output:
+        "results/theory/{experiment}.nc",
+    log:
+        "results/logs/theory/{experiment}.log",
+    benchmark:
+        "results/benchmarks/theory/{experiment}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        order=lambda w: canonical_json(PLAN.order[w.experiment]),
+    conda:
+        ENV
+    shell:
+        "python -m iclab theory --experiment {wildcards.experiment} --order {params.order:q}"
+        " --evaluations {input.evaluations} --data {input.data} --models {input.models} --out {output} > {log} 2>&1"
 
 
 rule aggregate:
-    """All settings of an experiment in one cube, sweep values as coordinates in config order."""
+    """All settings and the theory of an experiment in one cube, sweep values as coordinates in config order."""
     input:
-        lambda w: [eval_path(w.experiment, h) for h in PLAN.settings[w.experiment]],
+        evaluations=lambda w: [eval_path(w.experiment, s.hash) for s in settings_of(w)],
+        theory="results/theory/{experiment}.nc",
     output:
         "results/cubes/{experiment}.nc",
     log:
@@ -36,9 +63,9 @@ rule aggregate:
         "results/benchmarks/aggregate/{experiment}.tsv"
     threads: 1
     params:
-        order=lambda w: canonical_json(EXPERIMENTS[w.experiment].sweep_order(CONFIG["experiments"][w.experiment])),
+        order=lambda w: canonical_json(PLAN.order[w.experiment]),
     conda:
         ENV
     shell:
         "python -m iclab aggregate --experiment {wildcards.experiment} --order {params.order:q}"
-        " --inputs {input} --out {output} > {log} 2>&1"
+        " --inputs {input.evaluations} --theory {input.theory} --out {output} > {log} 2>&1"

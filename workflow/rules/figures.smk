@@ -4,18 +4,24 @@ localrules:
 
 
 rule figure:
-    """Redrawn from the experiment cube alone: editing the plot code never retrains."""
+    """Redrawn from the experiment cube alone: editing the figure code never retrains."""
     input:
         cube="results/cubes/{experiment}.nc",
-        code=f"{workflow.basedir}/src/iclab/plots/{{experiment}}.py",
+        code=lambda w: product_code(w.experiment, "figure"),
     output:
-        png=report("results/figures/{experiment}.png", caption="../report/{experiment}.rst", category="Figures"),
+        png=report(
+            "results/figures/{experiment}.png",
+            caption=str(experiments.HERE / "{experiment}" / "caption.rst"),
+            category="Figures",
+        ),
         pdf="results/figures/{experiment}.pdf",
     log:
         "results/logs/figure/{experiment}.log",
     benchmark:
         "results/benchmarks/figure/{experiment}.tsv"
     threads: 1
+    wildcard_constraints:
+        experiment="|".join(experiments.product_names("figure")),
     conda:
         ENV
     shell:
@@ -26,7 +32,7 @@ rule table:
     """Redrawn from the experiment cube alone."""
     input:
         cube="results/cubes/{experiment}.nc",
-        code=f"{workflow.basedir}/src/iclab/tables.py",
+        code=lambda w: product_code(w.experiment, "table"),
     output:
         csv="results/tables/{experiment}.csv",
         md="results/tables/{experiment}.md",
@@ -36,6 +42,8 @@ rule table:
     benchmark:
         "results/benchmarks/table/{experiment}.tsv"
     threads: 1
+    wildcard_constraints:
+        experiment="|".join(experiments.product_names("table")),
     conda:
         ENV
     shell:

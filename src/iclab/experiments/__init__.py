@@ -1,28 +1,117 @@
-"""Experiments: each module turns its config section into sweep points, names its theory
-curves, and draws its figure from the aggregated cube (``sweep``, ``theory``, ``figure``)."""
+"""Experiments, one package each (``iclab/experiments/<name>/``, see ``experiments.base``).
+
+The registry is this folder: every package in it with an ``experiment.py`` is an experiment, named
+by its folder. Nothing is imported at package import, so that figure and table modules stay
+torch-free; ``registry()`` imports and checks every experiment.
+"""
 
 from __future__ import annotations
 
-from iclab.experiments import (
-    lsa_convergence,
-    lsa_rates,
-    lsa_shifts,
-    ltb_gap,
-    ltb_table1,
-    random_covariance,
-    single_index,
-    single_index_subspace,
-    zfb_figure1,
-)
+import ast
+import importlib
+import pkgutil
+from functools import cache
+from pathlib import Path
 
-EXPERIMENTS = {
-    "ltb_gap": ltb_gap,
-    "lsa_convergence": lsa_convergence,
-    "lsa_rates": lsa_rates,
-    "lsa_shifts": lsa_shifts,
-    "random_covariance": random_covariance,
-    "ltb_table1": ltb_table1,
-    "zfb_figure1": zfb_figure1,
-    "single_index": single_index,
-    "single_index_subspace": single_index_subspace,
-}
+HERE = Path(__file__).parent
+PRODUCT_FUNCTIONS = {"figure": "figure", "table": "table"}  # product → function of its module
+THEORY_PACKAGES = ("iclab.experiments", "iclab.theory")  # code that theory hooks may run
+
+
+class ExperimentError(ValueError):
+    """An experiment package breaks the contract (caught when it is registered or swept)."""
+
+
+def names() -> list[str]:
+    """Names of the experiment packages, sorted."""
+    return sorted(
+        m.name for m in pkgutil.iter_modules([str(HERE)]) if m.ispkg and (HERE / m.name / "experiment.py").is_file()
+    )
+
+
+def product_names(product: str) -> list[str]:
+    """Experiments that make ``product`` ("figure" or "table"), found by their module file."""
+    return [name for name in names() if product_file(name, product).is_file()]
+
+
+def product_file(name: str, product: str) -> Path:
+    return HERE / name / f"{product}.py"
+
+
+def caption_file(name: str) -> Path:
+    return HERE / name / "caption.rst"
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of an iclab module (a package's ``__init__.py``), or None if there is none."""
+    path = HERE.parent.parent.joinpath(*module.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def imported_modules(path: Path) -> list[str]:
+    """Absolute module names a source file imports (for ``from a import b``: a and a.b)."""
+    modules = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return modules
+
+
+def theory_code(name: str) -> list[Path]:
+    """Source files the theory of experiment ``name`` depends on: its ``experiment.py`` and every
+    experiment or theory module it imports, transitively (the code inputs of its theory job)."""
+    seen: set[Path] = set()
+    todo = [f"{__name__}.{name}.experiment"]
+    while todo:
+        path = module_file(todo.pop())
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        todo += [m for m in imported_modules(path) if any(m == p or m.startswith(p + ".") for p in THEORY_PACKAGES)]
+    return sorted(seen)
+
+
+def product_function(name: str, product: str):
+    """The ``figure(cube, png)`` or ``table(cube, stem)`` function of experiment ``name``."""
+    if name not in product_names(product):
+        raise ValueError(
+            f"no {product} named {name!r}; experiments with a {product}: {', '.join(product_names(product))}"
+        )
+    module = importlib.import_module(f"{__name__}.{name}.{product}")
+    return getattr(module, PRODUCT_FUNCTIONS[product])
+
+
+@cache
+def registry() -> dict:
+    """Experiment name → its ``Experiment``, each checked against its package's files."""
+    from iclab.experiments.base import Experiment
+
+    experiments = {}
+    for name in names():
+        experiment = getattr(importlib.import_module(f"{__name__}.{name}.experiment"), "EXPERIMENT", None)
+        if not isinstance(experiment, Experiment):
+            raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
+        if experiment.name != name:
+            raise ExperimentError(f"experiment package {name!r} declares the name {experiment.name!r}")
+        required = [HERE / name / "schema.yaml"] + [product_file(name, product) for product in experiment.products]
+        required += [caption_file(name)] if "figure" in experiment.products else []
+        missing = [path.name for path in required if not path.is_file()]
+        if missing:
+            raise ExperimentError(f"experiment {name!r} lacks {', '.join(missing)} in {HERE / name}")
+        undeclared = [p for p in PRODUCT_FUNCTIONS if p not in experiment.products and product_file(name, p).is_file()]
+        if undeclared:
+            raise ExperimentError(f"experiment {name!r} has {undeclared[0]}.py but does not list it in products")
+        experiments[name] = experiment
+    return experiments
+
+
+def experiment(name: str):
+    experiments = registry()
+    if name not in experiments:
+        raise ValueError(f"unknown experiment {name!r}; allowed: {', '.join(experiments)}")
+    return experiments[name]

@@ -1,40 +1,216 @@
-"""What an experiment module hands to the planner."""
+"""The experiment contract: what an experiment package declares, and what the pipeline hands it.
+
+An experiment is a package ``iclab/experiments/<name>/`` with
+- ``experiment.py``: ``EXPERIMENT = Experiment(...)``: the sweep, and the optional hooks below;
+- ``schema.yaml``: its config section (validated before any job runs);
+- ``figure.py`` with ``figure(cube, png)`` and ``caption.rst``, and/or ``table.py`` with
+  ``table(cube, stem)``: torch-free, reading the experiment cube only.
+
+Per sweep point the pipeline makes the data sets the point asks for, trains its models (shared
+across experiments by the hash of their training spec), and evaluates every learner once on the
+evaluation set. Hooks:
+- ``derived(evaluation)``: variables computed from the predictions that evaluation made (once per
+  learner and seed), in the evaluate job;
+- ``theory(inputs)``: theory curves and read-outs of the trained weights, from the point's specs,
+  data sets and model cubes, in a separate cheap job whose inputs include the experiment's code
+  (editing a theory function reruns it, never the training or the evaluation);
+- ``position_bins(n_points)``: bins of positions over which the evaluation also pools the risk.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
-from iclab.cubes import cube_spec
+from iclab.experiments import ExperimentError
+from iclab.hashing import spec_hash
+from iclab.jobs import TrainJob
 from iclab.models import learner_label
-from iclab.tasks import LinearTask
+from iclab.tasks import Batch, Task, task_from_dict
+from iclab.trained import TrainedModel
+
+
+@dataclass(frozen=True)
+class DataRequest:
+    """An extra data set of a sweep point (beside the evaluation set): prompts of ``task`` from
+    ``stream`` (``iclab.tasks.DATA_STREAMS``); ``n_prompts`` defaults to the evaluation set's."""
+
+    task: dict[str, Any]
+    stream: str
+    n_prompts: int | None = None
 
 
 @dataclass(frozen=True)
 class SweepPoint:
     coords: dict[str, Any]  # sweep values: the coordinates of this point in the experiment cube
-    task: dict[str, Any]  # task spec (tasks.LinearTask.to_dict())
+    task: dict[str, Any]  # training task spec
     models: list[dict[str, Any]]  # model specs, trained once per seed
-    train: dict[str, Any]  # train.TrainConfig fields
+    train: dict[str, Any]  # training config (the fitter's fields) shared by the models
     eval_task: dict[str, Any] | None = None  # task of the evaluation set, if not ``task`` (e.g. longer prompts)
     model_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own ``train``
+    extra_data: dict[str, DataRequest] = field(default_factory=dict)  # name → an extra data set
 
     def train_for(self, model: dict[str, Any]) -> dict[str, Any]:
         """The training config of one of ``models`` (its own, or the point's shared ``train``)."""
         return self.model_train.get(learner_label(model), self.train)
 
 
-def training_spec(trained: dict) -> dict[str, Any]:
-    """The training spec of one of a setting's trained models (all share the training task)."""
-    return cube_spec(next(iter(trained.values())).cube)
+@dataclass(frozen=True)
+class Setting:
+    """One planned sweep point: its data sets, trained models and baselines (a JSON-able spec).
+
+    ``data``: data set name (``eval`` and any extra set) → data job hash; ``models``: one entry per
+    trained model, {"label", "seed", "hash", "job"} with the full training spec."""
+
+    experiment: str
+    coords: dict[str, Any]
+    data: dict[str, str]
+    task: dict[str, Any]  # task of the evaluation set
+    models: list[dict[str, Any]]
+    baselines: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment,
+            "coords": self.coords,
+            "data": self.data,
+            "task": self.task,
+            "models": self.models,
+            "baselines": self.baselines,
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> Setting:
+        return cls(**spec)
+
+    @property
+    def hash(self) -> str:
+        return spec_hash(self.to_dict())
+
+    @property
+    def eval_task(self) -> Task:
+        return task_from_dict(self.task)
+
+    @property
+    def seeds(self) -> list[int]:
+        return sorted({m["seed"] for m in self.models})
+
+    @property
+    def labels(self) -> list[str]:
+        """Trained learners, in the order the sweep point lists them."""
+        return list(dict.fromkeys(m["label"] for m in self.models))
+
+    def training_job(self, label: str, seed: int | None = None) -> TrainJob:
+        """The training job of learner ``label`` (of its first seed when ``seed`` is None)."""
+        for model in self.models:
+            if model["label"] == label and seed in (None, model["seed"]):
+                return TrainJob.from_dict(model["job"])
+        raise ExperimentError(f"{self.experiment}: no trained model {label!r} (seed {seed}) at {self.coords}")
+
+    def training_task(self, label: str) -> Task:
+        return self.training_job(label).training_task()
 
 
-def training_task(trained: dict) -> LinearTask:
-    """The task the setting's models were trained on."""
-    return LinearTask.from_dict(training_spec(trained)["task"])
+@dataclass
+class Evaluation:
+    """What the evaluate job hands to ``derived``: the setting, its data sets, and the predictions
+    of every learner (B, K) by (learner, seed); baselines are keyed with seed None."""
+
+    setting: Setting
+    data: dict[str, Batch]
+    predictions: dict[tuple[str, int | None], np.ndarray]
+
+    @property
+    def batch(self) -> Batch:
+        return self.data["eval"]
+
+    def trained(self, label: str) -> np.ndarray:
+        """Predictions of trained learner ``label`` for every seed of the setting: (S, B, K)."""
+        return np.stack([self.predictions[label, seed] for seed in self.setting.seeds])
+
+
+@dataclass
+class TheoryInputs:
+    """What the theory job hands to ``theory``: the setting, its data sets and trained models
+    (each loaded on first use)."""
+
+    setting: Setting
+    load_data: Callable[[str], Batch]  # data set name → its prompts
+    load_model: Callable[[str], TrainedModel]  # model hash → its handle
+
+    def data(self, name: str = "eval") -> Batch:
+        return self.load_data(self.setting.data[name])
+
+    @cached_property
+    def models(self) -> dict[tuple[str, int], TrainedModel]:
+        return {(m["label"], m["seed"]): self.load_model(m["hash"]) for m in self.setting.models}
+
+    def trained(self, label: str) -> list[TrainedModel]:
+        """The trained models of learner ``label``, one per seed of the setting (seed order)."""
+        return [self.models[label, seed] for seed in self.setting.seeds]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    sweep: Callable[[dict[str, Any]], list[SweepPoint]]
+    derived: Callable[[Evaluation], xr.Dataset] | None = None
+    theory: Callable[[TheoryInputs], xr.Dataset] | None = None
+    position_bins: Callable[[int], list[tuple[int, int]]] | None = None
+    products: tuple[str, ...] = ("figure",)  # "figure" (figure.py) and/or "table" (table.py)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ExperimentError(f"experiment name {self.name!r} must be a Python identifier")
+        unknown = set(self.products) - {"figure", "table"}
+        if not self.products or unknown:
+            raise ExperimentError(f"{self.name}: products {self.products!r}; allowed: figure, table (at least one)")
+        for hook in ("sweep", "derived", "theory", "position_bins"):
+            value = getattr(self, hook)
+            if value is not None and not callable(value):
+                raise ExperimentError(f"{self.name}: {hook} must be callable, got {type(value).__name__}")
+
+    def points(self, cfg: dict[str, Any]) -> list[SweepPoint]:
+        """The sweep points, checked: every point has the same coordinates, and no two the same values."""
+        points = self.sweep(cfg)
+        if not points:
+            raise ExperimentError(f"{self.name}: the sweep has no point")
+        names = list(points[0].coords)
+        seen = set()
+        for point in points:
+            if list(point.coords) != names:
+                raise ExperimentError(f"{self.name}: sweep point {point.coords} has coordinates other than {names}")
+            key = tuple(point.coords.values())
+            if key in seen:
+                raise ExperimentError(f"{self.name}: two sweep points at {point.coords}")
+            seen.add(key)
+        return points
+
+    def order(self, cfg: dict[str, Any]) -> dict[str, list[Any]]:
+        """Sweep dimension → its values in the order the sweep first meets them (the cube's order)."""
+        return sweep_order(self.points(cfg))
+
+
+def sweep_order(points: Iterable[SweepPoint]) -> dict[str, list[Any]]:
+    order: dict[str, dict[Any, None]] = {}
+    for point in points:
+        for dim, value in point.coords.items():
+            order.setdefault(dim, {})[value] = None
+    return {dim: list(values) for dim, values in order.items()}
+
+
+def gpt2_spec(
+    model: dict[str, Any], n_points: int, prompt_format: str = "interleaved", **options: Any
+) -> dict[str, Any]:
+    """The spec of a GPT-2 learner: the config's size options (``model``: n_embd, n_layer, n_head,
+    activation) for prompts of ``n_points`` points; ``options`` such as ``label`` and ``mlp``."""
+    return {"name": "gpt2", "n_points": n_points, "prompt_format": prompt_format, **options, **model}
 
 
 def log_position_bins(first: int, last: int, per_octave: int) -> list[tuple[int, int]]:

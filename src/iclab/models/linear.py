@@ -13,6 +13,9 @@ columns never reach the prediction of a one-layer model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 from torch import nn
 
@@ -32,6 +35,25 @@ def exclusive_prefix_mean(terms: torch.Tensor) -> torch.Tensor:
 def tokens(xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
     """Columns z_i = (x_i, y_i) of Z, as rows: (B, K, d+1)."""
     return torch.cat([xs, ys.unsqueeze(-1)], dim=-1)
+
+
+@dataclass(frozen=True)
+class ReducedWeights:
+    """The LSA weights that move from the balanced initialisation (Zhang, Frei, Bartlett 2024):
+    U₁₁ = W^{KQ}[:d, :d] and u₋₁ = W^{PV}[d, d]; the prediction is x_qᵀ A ĥ with A = u₋₁U₁₁ᵀ."""
+
+    u11: np.ndarray  # (d, d)
+    u_pv: float
+
+    @property
+    def product(self) -> np.ndarray:
+        """u₋₁U₁₁ (d, d): Γ⁻¹ at the limit of Theorem 4."""
+        return self.u_pv * self.u11
+
+    @property
+    def a_matrix(self) -> np.ndarray:
+        """A = u₋₁U₁₁ᵀ (d, d) of ŷ = x_qᵀ A ĥ."""
+        return self.u_pv * self.u11.T
 
 
 class LinearSelfAttention(nn.Module):
@@ -56,6 +78,10 @@ class LinearSelfAttention(nn.Module):
                 self.w_kq[:d, :d] = init_scale * torch.eye(d) / d**0.5
         else:
             raise ValueError(f"unknown init {init!r}; allowed: gaussian, zfb")
+
+    def reduced_weights(self) -> ReducedWeights:
+        d = self.d
+        return ReducedWeights(u11=self.w_kq.detach()[:d, :d].cpu().numpy(), u_pv=float(self.w_pv.detach()[d, d]))
 
     def attention_update(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """Query column of W^{PV} Z M Zᵀ W^{KQ} Z / n at every position, (B, K, d+1),

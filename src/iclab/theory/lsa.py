@@ -10,6 +10,7 @@ float64 matrix; Γ = (1 + 1/N)Λ + (tr Λ/N)I is a polynomial in Λ, so Λ and �
 always commute and nothing below assumes more.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -311,6 +312,62 @@ def exponential_moments(scale: float) -> tuple[float, float, float]:
     """(Eλ, Eλ², Eλ³) = (c, 2c², 6c³) for λ ~ Exponential with mean c = scale (E λᵏ = k!cᵏ)."""
     scale = check_positive("scale", scale)
     return scale, 2 * scale**2, 6 * scale**3
+
+
+def mean_over_tasks(error_for_w: Callable[[np.ndarray], float], d: int) -> float:
+    """E_w f(w) for w ~ N(0, I_d) when f is affine in wwᵀ (as every error of Theorem 5 is):
+    Σᵢ f(eᵢ) − (d − 1) f(0)."""
+    basis = np.eye(d)
+    return sum(error_for_w(e) for e in basis) - (d - 1) * error_for_w(np.zeros(d))
+
+
+def relu_theorem5_error(lam: np.ndarray, n: int, m: int, sigma: float) -> float:
+    """Theorem 5 of Zhang, Frei, Bartlett 2024 for labels y = max(⟨w, x⟩, 0) + ε (moments from
+    relu_label_moments), averaged over tasks w ~ N(0, I)."""
+
+    def for_task(w: np.ndarray) -> float:
+        a, cov_xy, min_risk = relu_label_moments(w, lam, sigma)
+        return theorem5_error(lam, n, m, a=a, cov_xy=cov_xy, min_risk=min_risk)
+
+    return mean_over_tasks(for_task, len(lam))
+
+
+def exponential_kq_limit(d: int, n: int, scale: float) -> np.ndarray:
+    """K = E[Λ²](E[ΓΛ²])⁻¹ of Theorem 8 (Zhang, Frei, Bartlett 2024) for i.i.d. Exponential entries
+    with mean ``scale``: (d, d), diagonal."""
+    return np.diag(random_covariance_kq_limit(d, n, exponential_moments(scale)))
+
+
+def limit_predictions(xs: np.ndarray, covariances: np.ndarray, betas: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The M → ∞ prediction x_kᵀ K Λ_new w of Theorem 8 at every position: (B, K, d), (B, d), (B, d) → (B, K)."""
+    return np.einsum("bkd,de,be->bk", xs, k, covariances * betas)
+
+
+def limit_prediction_gap(k: np.ndarray, covariances: np.ndarray, m_max: int) -> np.ndarray:
+    """E(ŷ − ŷ_lim)² / E ŷ_lim² for the limit model ŷ = x_qᵀKĥ at M = 1..m_max (index 0: NaN),
+    averaged over the prompts' diagonal covariances Λ_new (P, d).
+
+    ŷ − ŷ_lim = x_qᵀK(Ŝ − Λ)w; over w ~ N(0, I), x_q ~ N(0, Λ) and the design,
+    E = tr(KΛK E[(Ŝ − Λ)²]) = tr(KΛK(Λ² + tr(Λ)Λ))/M, and E ŷ_lim² = tr(KΛKΛ²).
+    """
+    lam = covariances  # (P, d) diagonal covariances
+    weight = np.diag(k) ** 2 * lam  # (P, d): diagonal of KΛK
+    numerator = np.mean(np.sum(weight * (lam**2 + lam.sum(axis=1, keepdims=True) * lam), axis=1))
+    denominator = np.mean(np.sum(weight * lam**2, axis=1))
+    return np.concatenate([[np.nan], numerator / denominator / np.arange(1, m_max + 1)])
+
+
+def limit_error_over_covariances(k: np.ndarray, covariances: np.ndarray, m_max: int) -> np.ndarray:
+    """Error of ŷ = x_qᵀKĥ (K diagonal) averaged over the prompts' diagonal covariances (P, d), at M = 0..m_max.
+
+    expected_error for diagonal A = K and Λ (w ~ N(0, I), noiseless), coordinate-wise:
+    Σᵢ λᵢ − 2kᵢλᵢ² + kᵢ²λᵢ((1 + 1/M)λᵢ² + tr(Λ)λᵢ/M); M = 0 predicts 0, error E tr Λ.
+    """
+    lam, kk = covariances[:, None, :], np.diag(k)  # (P, 1, d), (d,)
+    m = np.arange(1, m_max + 1)[None, :, None]  # (1, M, 1)
+    trace = lam.sum(axis=-1, keepdims=True)  # (P, 1, 1)
+    per_coordinate = lam - 2 * kk * lam**2 + kk**2 * lam * ((1 + 1 / m) * lam**2 + trace * lam / m)  # (P, M, d)
+    return np.concatenate([[trace.mean()], per_coordinate.sum(axis=-1).mean(axis=0)])
 
 
 # ---------------------------------------------------------------- helpers

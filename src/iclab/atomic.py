@@ -1,0 +1,34 @@
+"""Atomic file writes: a crash never leaves a file that looks complete.
+
+Every output of iclab (cubes, checkpoints, figures, tables) is written to a temporary file in the
+target's own folder and renamed over the target (``os.replace`` is atomic on POSIX file systems).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it to ``path``.
+
+    The temporary file keeps the target's suffix (writers such as matplotlib pick the format from it)
+    and is removed if ``write`` fails.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(text))

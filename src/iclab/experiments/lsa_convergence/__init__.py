@@ -1,0 +1,1 @@
+"""Experiment lsa_convergence: see experiment.py."""

@@ -1,0 +1,1 @@
+"""Experiment lsa_rates: see experiment.py."""

@@ -1,0 +1,80 @@
+"""Figure ``lsa_rates`` (Zhang, Frei, Bartlett 2024, Theorem 5).
+
+Left: test error of the trained LSA against the test prompt length M (log-log), one colour per
+training length N: measured (markers, mean over seeds with 95% t-band), the converged model's
+exact error with A = Γ_N⁻¹ (line) and the trained weights' exact error (dashed). Right: the
+M → ∞ floor against N, theory (A = Γ_N⁻¹) and trained weights, with a 1/N² reference.
+"""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+
+from iclab.intervals import band
+from iclab.plots import log_positions, loglog_slope, save, theme
+
+
+def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
+    theme()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 5.0))
+    ns = cube.n.values
+    m_max = int(cube.position.max())
+    ms = log_positions(m_max)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for color, n in zip(colors, ns):
+        at = cube.sel(n=n)
+        measured = at.risk.sel(learner="lsa", position=ms).transpose("position", "seed").values  # (M, seeds)
+        sems = at.risk_sem.sel(learner="lsa", position=ms).transpose("position", "seed").values
+        mean, lo, hi = band(measured, sems)
+        left.loglog(ms, mean, "o", color=color, markersize=4, label=f"N = {n}: trained LSA")
+        left.fill_between(ms, lo, hi, color=color, alpha=0.2, linewidth=0)
+        m_all = np.arange(1, m_max + 1)
+        left.loglog(m_all, at.theory_error.sel(position=m_all), "-", color=color, linewidth=1.5)
+        left.loglog(m_all, at.trained_theory_error.sel(position=m_all).mean("seed"), "--", color=color, linewidth=1)
+    small_m = ms[ms <= max(2, m_max // 50)]
+    excess = cube.risk.sel(learner="lsa", position=small_m).mean("seed") - cube.trained_theory_floor.mean("seed")
+    theory_excess = cube.theory_error.sel(position=small_m) - cube.theory_floor
+    left.text(
+        0.02,
+        0.02,
+        f"slope of error − floor over M ≤ {small_m[-1]}: measured "
+        f"{loglog_slope(small_m, excess.sel(n=ns[-1]).values):.2f}, theory "
+        f"{loglog_slope(small_m, theory_excess.sel(n=ns[-1]).values):.2f} (N = {ns[-1]})",
+        transform=left.transAxes,
+        fontsize=8,
+    )
+    left.plot([], [], "k-", label="theory, A = Γ_N⁻¹ (Theorem 5)")
+    left.plot([], [], "k--", label="theory, trained weights")
+    reference = cube.theory_error.sel(n=ns[-1], position=10).item() * 10 / ms.astype(float)
+    left.loglog(ms, reference, ":", color="grey", label="∝ 1/M")
+    left.set_xlabel("test prompt length M")
+    left.set_ylabel("test error E(ŷ − y)²")
+    left.legend(fontsize=8, ncol=2)
+    floor = cube.theory_floor.values
+    right.loglog(ns, floor, "k-o", label="M → ∞ floor, A = Γ_N⁻¹")
+    trained_floor = cube.trained_theory_floor.transpose("n", "seed").values
+    mean, lo, hi = band(trained_floor)
+    right.errorbar(
+        ns, mean, yerr=[mean - lo, hi - mean], fmt="s", color="C1", capsize=3, label="floor of the trained weights"
+    )
+    measured_max = cube.risk.sel(learner="lsa", position=m_max).transpose("n", "seed").values
+    right.loglog(ns, measured_max.mean(axis=1), "^", color="C2", label=f"measured error at M = {m_max}")
+    right.loglog(ns, floor[0] * (ns[0] / ns.astype(float)) ** 2, ":", color="grey", label="∝ 1/N²")
+    right.text(
+        0.02,
+        0.02,
+        f"slope over the last two N: theory {loglog_slope(ns[-2:], floor[-2:]):.2f}, "
+        f"trained {loglog_slope(ns[-2:], mean[-2:]):.2f} (→ −2 as N → ∞)",
+        transform=right.transAxes,
+        fontsize=8,
+    )
+    right.set_xlabel("training prompt length N")
+    right.set_ylabel("error")
+    right.legend(fontsize=8)
+    fig.suptitle("Trained LSA: error ≈ (M-term)/M + (N-term)/N²")
+    fig.tight_layout()
+    save(fig, png)

@@ -1,0 +1,1 @@
+"""Experiment lsa_shifts: see experiment.py."""

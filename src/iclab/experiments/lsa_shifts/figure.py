@@ -1,0 +1,150 @@
+"""Figure ``lsa_shifts`` (Zhang, Frei, Bartlett 2024, §5): the trained LSA under distribution shift.
+
+(a) Error at M = N (the training length) against the covariate scale c (x → c·x): trained LSA and,
+when configured, GPT-2 (95% bands over seeds), the LSA's exact limit error (theory) and the baselines.
+(b) The LSA's gain E[ŷy]/E[y²] against c: the c² law, with the fitted exponent. (c) Error against M for
+the unshifted test and the task shifts (noisy, ReLU labels): tolerated, on the theory curves (GPT-2 at
+M ≤ N). (d) Query shifts at M = N.
+"""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+
+from iclab.experiments.lsa_shifts.conditions import QUERY_SHIFTS, TASK_SHIFTS
+from iclab.intervals import band
+from iclab.plots import LEARNER_LABELS, log_positions, loglog_slope, save, theme
+
+BASELINE_STYLES = {"ols": ("s", "--"), "ridge": ("d", ":"), "bayes": ("^", "-.")}
+
+
+TRAINED_COLORS = {"lsa": "C0", "gpt2": "C4"}
+
+
+def unshifted(cube: xr.Dataset) -> list[str]:
+    """The unshifted test: the covariate condition with c = 1 (absent if the config has no c = 1)."""
+    return [str(c) for c, scale in zip(cube.condition.values, cube.covariate_scale.values) if scale == 1.0]
+
+
+def shown_name(cube: xr.Dataset, condition: str) -> str:
+    return "no shift" if condition in unshifted(cube) else condition
+
+
+def trained_learners(cube: xr.Dataset) -> list[str]:
+    return [name for name in TRAINED_COLORS if name in cube.learner.values]
+
+
+def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> None:
+    """(a) error at M = N against c, (b) the LSA's gain against c."""
+    n = int(cube.train_n.max())
+    scales = cube.covariate_scale.values
+    rows = [i for i, c in enumerate(scales) if np.isfinite(c)]
+    conds, cs = cube.condition.values[rows], scales[rows]
+    order = np.argsort(cs)
+    conds, cs = conds[order], cs[order]
+    at_n = cube.risk.sel(condition=conds, position=n)  # (condition, learner, seed)
+    sem_n = cube.risk_sem.sel(condition=conds, position=n)
+    for name in trained_learners(cube):
+        mean, lo, hi = band(*(v.sel(learner=name).transpose("condition", "seed").values for v in (at_n, sem_n)))
+        ax_err.semilogy(cs, mean, "o-", color=TRAINED_COLORS[name], label=LEARNER_LABELS[name])
+        ax_err.fill_between(cs, lo, hi, color=TRAINED_COLORS[name], alpha=0.25, linewidth=0)
+    ax_err.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
+    for name, (marker, style) in BASELINE_STYLES.items():
+        if name in cube.learner.values:
+            ax_err.semilogy(
+                cs, at_n.sel(learner=name).isel(seed=0), marker=marker, linestyle=style, label=LEARNER_LABELS[name]
+            )
+    ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis
+    ax_err.text(
+        0.98,
+        0.04,
+        "baselines: error < 1e-12 (noiseless, exact for M ≥ d)",
+        transform=ax_err.transAxes,
+        ha="right",
+        fontsize=8,
+    )
+    ax_err.set_xlabel("covariate scale c (test x → c·x)")
+    ax_err.set_ylabel(f"error at M = N = {n}")
+    ax_err.legend(fontsize=8)
+    gains = cube.lsa_gain.sel(condition=conds).transpose("condition", "seed").values
+    mean, lo, hi = band(gains)
+    ax_gain.loglog(cs, mean, "o", color="C0", label="trained LSA: E[ŷy]/E[y²]")
+    ax_gain.fill_between(cs, lo, hi, color="C0", alpha=0.25, linewidth=0)
+    ax_gain.loglog(cs, cube.theory_gain.sel(condition=conds), "k-", label="theory c²·tr(ΛΓ⁻¹Λ)/tr Λ")
+    ax_gain.text(0.02, 0.9, f"fitted exponent {loglog_slope(cs, mean):.3f} (theory 2)", transform=ax_gain.transAxes)
+    ax_gain.set_xlabel("covariate scale c")
+    ax_gain.set_ylabel("prediction gain")
+    ax_gain.legend(fontsize=8, loc="lower right")
+
+
+def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
+    names = unshifted(cube) + [c for c in TASK_SHIFTS if c in cube.condition.values]
+    n = int(cube.train_n.max())
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for color, name in zip(colors, names):
+        at = cube.sel(condition=name)
+        m_max = int(at.risk.dropna("position", how="all").position.max())
+        ms = log_positions(m_max, 18)
+        mean, lo, hi = band(
+            *(v.sel(learner="lsa", position=ms).transpose("position", "seed").values for v in (at.risk, at.risk_sem))
+        )
+        label = shown_name(cube, name)
+        ax.loglog(ms, mean, "o", color=color, markersize=4, label=f"{label}: trained LSA")
+        ax.fill_between(ms, lo, hi, color=color, alpha=0.2, linewidth=0)
+        if "gpt2" in cube.learner.values:  # only at the lengths GPT-2 was trained on
+            within = [m for m in ms if m <= n]
+            mean, lo, hi = band(
+                *(
+                    v.sel(learner="gpt2", position=within).transpose("position", "seed").values
+                    for v in (at.risk, at.risk_sem)
+                )
+            )
+            ax.loglog(within, mean, "x", color=color, markersize=6)
+        every = np.arange(1, m_max + 1)
+        ax.loglog(every, at.theory_error.sel(position=every), "-", color=color, linewidth=1.2)
+        if "ols" in cube.learner.values:
+            ax.loglog(ms, at.risk.sel(learner="ols", position=ms).isel(seed=0), "--", color=color, linewidth=0.8)
+    ax.plot([], [], "k-", label="LSA theory (Theorem 5)")
+    ax.plot([], [], "k--", linewidth=0.8, label="least squares (noiseless: exact for M ≥ d)")
+    if "gpt2" in cube.learner.values:
+        ax.plot([], [], "kx", label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}")
+    ax.set_ylim(1e-2, None)
+    ax.set_xlabel("test prompt length M")
+    ax.set_ylabel("error")
+    ax.legend(fontsize=8)
+
+
+def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
+    names = unshifted(cube) + [c for c in QUERY_SHIFTS if c in cube.condition.values]
+    n = int(cube.train_n.max())
+    learners = [name for name in ("lsa", "gpt2", "ols", "ridge", "bayes") if name in cube.learner.values]
+    width = 0.8 / (len(learners) + 1)
+    for i, name in enumerate(names):
+        at = cube.sel(condition=name)
+        values = [float(np.mean(at.risk.sel(learner=lr, position=n))) for lr in learners]
+        theory = at.theory_error.sel(position=n).item()
+        for j, value in enumerate(values):
+            ax.bar(i + j * width, value, width, color=f"C{j}", label=LEARNER_LABELS[learners[j]] if i == 0 else None)
+        ax.bar(i + len(learners) * width, theory, width, color="k", alpha=0.6, label="LSA theory" if i == 0 else None)
+    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
+    ax.set_xticklabels([shown_name(cube, c) for c in names])
+    ax.set_ylabel(f"error at M = N = {n}")
+    ax.text(0.02, 0.6, "missing bars: error < 1e-12\n(noiseless, exact for M ≥ d)", transform=ax.transAxes, fontsize=8)
+    ax.legend(fontsize=8)
+
+
+def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
+    theme()
+    fig, axes = plt.subplots(2, 2, figsize=(12.0, 9.0))
+    covariate_panels(cube, axes[0, 0], axes[0, 1])
+    task_shift_panel(cube, axes[1, 0])
+    query_shift_panel(cube, axes[1, 1])
+    for ax, title in zip(axes.flat, ("(a) covariate shift", "(b) the c² law", "(c) task shift", "(d) query shift")):
+        ax.set_title(title)
+    fig.suptitle("Trained LSA under distribution shift: task and query shifts tolerated, covariate shift not")
+    fig.tight_layout()
+    save(fig, png)

@@ -1,0 +1,1 @@
+"""Experiment ltb_gap: see experiment.py."""

@@ -1,0 +1,1 @@
+"""Experiment ltb_table1: see experiment.py."""

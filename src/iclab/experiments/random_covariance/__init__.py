@@ -1,0 +1,1 @@
+"""Experiment random_covariance: see experiment.py."""

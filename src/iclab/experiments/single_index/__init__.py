@@ -1,0 +1,1 @@
+"""Experiment single_index: see experiment.py."""

@@ -1,0 +1,1 @@
+"""Experiment single_index_subspace: see experiment.py."""

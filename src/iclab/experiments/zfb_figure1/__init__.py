@@ -1,0 +1,1 @@
+"""Experiment zfb_figure1: see experiment.py."""

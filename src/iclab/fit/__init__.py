@@ -1,0 +1,38 @@
+"""Fitters, registered by model name: the config class of a model's ``train`` section and the
+function that fits it.
+
+- ``sgd``: gradient steps on fresh prompts (LSA, LTB, GD-β, GPT-2).
+- ``two_stage``: the two-stage algorithm of Oko, Song, Suzuki, Wu 2024 (one gradient step, then ridge).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iclab.fit import sgd, two_stage
+from iclab.fit.base import Fitter, TrainingDiverged
+
+SGD = Fitter(config=sgd.TrainConfig, fit=sgd.fit)
+TWO_STAGE = Fitter(config=two_stage.TwoStageConfig, fit=two_stage.fit_job)
+
+FITTERS: dict[str, Fitter] = {
+    "lsa": SGD,
+    "ltb": SGD,
+    "gd_beta": SGD,
+    "gpt2": SGD,
+    "two_stage": TWO_STAGE,
+}
+
+
+def fitter(model_name: str) -> Fitter:
+    if model_name not in FITTERS:
+        raise ValueError(f"no fitter for model {model_name!r}; fitted models: {', '.join(FITTERS)}")
+    return FITTERS[model_name]
+
+
+def train_config(model_name: str, fields: dict[str, Any]):
+    """The typed ``train`` section of a training spec for model ``model_name``."""
+    return fitter(model_name).config(**fields)
+
+
+__all__ = ["FITTERS", "SGD", "TWO_STAGE", "Fitter", "TrainingDiverged", "fitter", "train_config"]

@@ -1,0 +1,188 @@
+"""The fitter of every model trained by gradient steps: fresh batches that are pure functions of
+(seed, step), Adam or SGD, checkpoints with optimizer and RNG state, resume, divergence checks,
+progress lines. Its record in the model cube: the loss curve and the parameter snapshots.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import xarray as xr
+from torch import nn
+
+from iclab.checkpoints import load_checkpoint, save_checkpoint
+from iclab.config import schema_default
+from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
+from iclab.models import build_model, default_device
+from iclab.progress import Progress
+from iclab.tasks import Task, task_from_dict, train_batch
+
+log = logging.getLogger("iclab.fit.sgd")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int
+    batch_size: int
+    lr: float
+    optimizer: str = schema_default("train", "optimizer")  # adam | sgd
+    schedule: str = schema_default("train", "schedule")  # constant | cosine (to 0 at the last step)
+    loss_positions: str = schema_default("train", "loss_positions")  # last: the final query | all: every position
+    grad_clip: float | None = None
+    divergence_factor: float = schema_default("divergence_factor")  # loss above this multiple of its start
+    snapshot_every: int | None = None  # keep every parameter each this many steps (and at 0 and the end)
+    curriculum: dict[str, Any] | None = (
+        None  # Garg et al.: {"dims": [start, step], "points": [start, step], "every": n}
+    )
+
+
+def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]:
+    """(active dimensions, points per prompt) at ``step``: Garg et al.'s curriculum grows both by a
+    fixed increment every ``every`` steps, up to the task's d and K; without one, the full task."""
+    if cfg.curriculum is None:
+        return task.d, task.n_points
+    stage = step // cfg.curriculum["every"]
+    (dims, dims_step), (points, points_step) = cfg.curriculum["dims"], cfg.curriculum["points"]
+    return min(task.d, dims + stage * dims_step), min(task.n_points, points + stage * points_step)
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    if cfg.schedule == "constant":
+        return cfg.lr
+    return cfg.lr * 0.5 * (1.0 + math.cos(math.pi * step / cfg.steps))
+
+
+def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr)
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr)
+    raise ValueError(f"unknown optimizer {cfg.optimizer!r}; allowed: adam, sgd")
+
+
+def prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions: str) -> torch.Tensor:
+    """Mean squared error at the final query (``last``) or at every position with context (``all``)."""
+    if positions == "last":
+        return ((model(xs, ys, last_only=True)[:, 0] - ys[:, -1]) ** 2).mean()
+    return ((model(xs, ys)[:, 1:] - ys[:, 1:]) ** 2).mean()
+
+
+def check_loss(loss: float, reference: float | None, cfg: TrainConfig, step: int) -> None:
+    if not math.isfinite(loss):
+        raise TrainingDiverged(
+            f"training loss is {loss} at step {step}: lower train.lr (now {cfg.lr}) or set train.grad_clip"
+        )
+    if reference is not None and loss > cfg.divergence_factor * reference:
+        raise TrainingDiverged(
+            f"training loss {loss:.4g} at step {step} exceeds {cfg.divergence_factor:g}× its start ({reference:.4g}): "
+            f"lower train.lr (now {cfg.lr})"
+        )
+
+
+@dataclass
+class Snapshots:
+    """Parameters at chosen steps: ``steps`` (S,) and, per parameter, a list of S arrays."""
+
+    steps: list[int]
+    params: dict[str, list[np.ndarray]]
+
+    def take(self, step: int, model: nn.Module) -> None:
+        self.steps.append(step)
+        for name, tensor in model.state_dict().items():
+            self.params.setdefault(name, []).append(tensor.detach().cpu().numpy().copy())
+
+
+def due(every: int | None, step: int, total: int) -> bool:
+    """Snapshot after ``step`` steps? At 0, every ``every`` steps, and at the end."""
+    return every is not None and (step % every == 0 or step == total)
+
+
+def train(
+    job,
+    *,
+    checkpoint: Path | None = None,
+    checkpoint_every: int = 500,
+    log_every: int = 100,
+) -> tuple[nn.Module, np.ndarray, Snapshots]:
+    """Train ``job`` (an ``iclab.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state).
+
+    Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
+    ``train.snapshot_every`` is set).
+    """
+    cfg, task = job.train, task_from_dict(job.task)
+    torch.manual_seed(job.seed)
+    device = default_device()
+    model = build_model(job.model, task.d).to(device)
+    optimizer = make_optimizer(cfg, model.parameters())
+    losses = np.full(cfg.steps, np.nan)
+    snapshots = Snapshots(steps=[], params={})
+    start = 0
+    state = load_checkpoint(checkpoint, job.hash)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["torch_rng"])
+        start = state["step"]
+        losses[:start] = state["losses"][:start]
+        snapshots = state["snapshots"]
+        log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
+    elif due(cfg.snapshot_every, 0, cfg.steps):
+        snapshots.take(0, model)
+    progress = Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps")
+    for step in range(start, cfg.steps):
+        dims, points = curriculum_stage(cfg, task, step)
+        batch = train_batch(task, job.seed, step, cfg.batch_size, active_dims=dims, n_points=points)
+        xs, ys = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
+        lr = learning_rate(cfg, step)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.zero_grad(set_to_none=True)
+        loss = prompt_loss(model, xs, ys, cfg.loss_positions)
+        loss.backward()
+        if cfg.grad_clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        losses[step] = loss.item()
+        reference = float(np.mean(losses[: min(10, step + 1)])) if step >= 10 else None
+        check_loss(losses[step], reference, cfg, step)
+        progress.update(step + 1, suffix=f"loss {losses[step]:.4g} lr {lr:.3g}")
+        if due(cfg.snapshot_every, step + 1, cfg.steps):
+            snapshots.take(step + 1, model)
+        if checkpoint is not None and ((step + 1) % checkpoint_every == 0) and step + 1 < cfg.steps:
+            save_checkpoint(
+                checkpoint,
+                {
+                    "job_hash": job.hash,
+                    "step": step + 1,
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "torch_rng": torch.get_rng_state(),
+                    "losses": losses.copy(),
+                    "snapshots": snapshots,
+                },
+            )
+    return model, losses, snapshots
+
+
+def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100):
+    """The fitter of models trained by gradient steps: the model, and its loss curve (step) with the
+    parameter snapshots along a ``snapshot`` dimension (coordinate: steps taken) for the model cube."""
+    model, losses, snapshots = train(job, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every)
+    log.info("[%s] final loss %.4g", job.hash, losses[-1])
+    return model, training_record(losses, snapshots)
+
+
+def training_record(losses: np.ndarray, snapshots: Snapshots) -> xr.Dataset:
+    data: dict[str, Any] = {"loss": (("step",), losses)}
+    coords = {"step": np.arange(1, len(losses) + 1)}
+    if snapshots.steps:
+        for name, values in snapshots.params.items():
+            data[SNAPSHOT_PREFIX + name] = (("snapshot", *param_dims(name, values[0].ndim)), np.stack(values))
+        coords["snapshot"] = np.asarray(snapshots.steps)
+    return xr.Dataset(data, coords=coords)

@@ -1,0 +1,64 @@
+"""The one definition of the bands drawn in figures and the ± written in tables.
+
+A reported value is the mean over S training seeds of a per-seed estimate (a risk on the shared
+evaluation set, a distance, a gain). Its error has two parts: the spread between training seeds, and
+the Monte-Carlo error of the evaluation set. The evaluation set is shared by every seed, so its
+error is common to the seeds and does not average out over them:
+
+    s.e.² = Var_seeds / S  +  (mean over seeds of the evaluation-set s.e.)²,
+
+the second term the s.e. of fully correlated evaluations (an upper bound; left out where an estimate
+has none, e.g. a weight distance). The band is mean ± q·s.e. with q the Student-t quantile of the
+level with S − 1 degrees of freedom (the normal one for S = 1, whose band holds the evaluation error
+only: one seed says nothing of the spread between seeds). A Monte-Carlo test checks the coverage.
+
+``bootstrap_band`` is the percentile bootstrap over prompts that Zhang, Frei, Bartlett 2024 draw in
+their Figure 1 (90%, 1000 resamples); only that figure uses it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+LEVEL = 0.95
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_LEVEL = 0.90
+
+
+def quantile(n_seeds: int, level: float = LEVEL) -> float:
+    """Two-sided quantile of the band: Student-t with S − 1 degrees of freedom, normal for S = 1."""
+    tail = 0.5 + level / 2
+    return float(stats.t.ppf(tail, n_seeds - 1) if n_seeds > 1 else stats.norm.ppf(tail))
+
+
+def standard_error(values: np.ndarray, sems: np.ndarray | None = None) -> np.ndarray:
+    """s.e. of the mean over the last axis (seeds) of ``values``, with their evaluation ``sems``: (...)."""
+    values = np.asarray(values, dtype=float)
+    s = values.shape[-1]
+    variance = values.var(axis=-1, ddof=1) / s if s > 1 else np.zeros(values.shape[:-1])
+    if sems is not None:
+        variance = variance + np.mean(np.asarray(sems, dtype=float), axis=-1) ** 2
+    return np.sqrt(variance)
+
+
+def band(
+    values: np.ndarray, sems: np.ndarray | None = None, level: float = LEVEL
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over the last axis (seeds), and the band's low and high ends: (...) each."""
+    mean = np.asarray(values, dtype=float).mean(axis=-1)
+    half = quantile(np.shape(values)[-1], level) * standard_error(values, sems)
+    return mean, mean - half, mean + half
+
+
+def bootstrap_band(errors: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """90% percentile bootstrap interval of the mean over prompts (axis 0), at every position: (K,), (K,).
+
+    Resampling prompts with replacement is drawing multinomial counts; each resample's mean is
+    counts @ errors / B, so the 1000 resamples cost one matrix product.
+    """
+    b = len(errors)
+    counts = np.random.default_rng(seed).multinomial(b, np.full(b, 1 / b), size=BOOTSTRAP_RESAMPLES)  # (R, B)
+    means = counts @ errors / b  # (R, K)
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    return np.quantile(means, tail, axis=0), np.quantile(means, 1 - tail, axis=0)

@@ -1,0 +1,60 @@
+"""Prompt samplers, one module per task family, registered here. A batch is a pure function of
+(seed, stream, step): no hidden RNG state.
+
+- ``linear``: linear regression with a shared signal and fixed or random covariates (Zhang, Wu,
+  Bartlett 2024; Zhang, Frei, Bartlett 2024).
+- ``single_index``: single-index tasks in a low-dimensional subspace (Oko, Song, Suzuki, Wu 2024).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iclab.tasks.base import (
+    DATA_STREAMS,
+    EVAL_STREAM,
+    HOLDOUT_STREAM,
+    INIT_STREAM,
+    PROBE_STREAM,
+    STAGE1_STREAM,
+    STAGE2_STREAM,
+    TRAIN_STREAM,
+    Batch,
+    Task,
+    batch_generator,
+    eval_set,
+    train_batch,
+)
+from iclab.tasks.linear import LinearTask
+from iclab.tasks.single_index import SingleIndexTask
+
+FAMILIES: dict[str, type] = {"linear": LinearTask, "single_index": SingleIndexTask}
+
+
+def task_from_dict(spec: dict[str, Any]) -> Task:
+    """The task of a spec, by its ``family`` (``linear`` when absent)."""
+    family = spec.get("family", "linear")
+    if family not in FAMILIES:
+        raise ValueError(f"unknown task family {family!r}; allowed: {', '.join(FAMILIES)}")
+    return FAMILIES[family].from_dict(spec)
+
+
+__all__ = [
+    "DATA_STREAMS",
+    "EVAL_STREAM",
+    "FAMILIES",
+    "HOLDOUT_STREAM",
+    "INIT_STREAM",
+    "PROBE_STREAM",
+    "STAGE1_STREAM",
+    "STAGE2_STREAM",
+    "TRAIN_STREAM",
+    "Batch",
+    "LinearTask",
+    "SingleIndexTask",
+    "Task",
+    "batch_generator",
+    "eval_set",
+    "task_from_dict",
+    "train_batch",
+]

@@ -1,0 +1,149 @@
+"""Linear regression prompts with a shared signal (Zhang, Wu, Bartlett 2024, Assumption 3.1):
+β ~ N(β*, Ψ), x ~ N(0, H), y = xᵀβ + ε, ε ~ N(0, σ²). A prompt holds K points;
+position k is predicted from the k points before it (the learner contract).
+H is fixed (identity / diagonal / any SPD matrix) or drawn per prompt
+(diagonal with i.i.d. Exponential(1) entries times a scale c; Zhang, Frei, Bartlett 2024, §6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclab.tasks.base import Batch
+
+COVARIANCE_KINDS = ("identity", "diagonal", "matrix", "random_exponential")
+LABELS = ("linear", "relu")
+
+
+@dataclass(frozen=True)
+class LinearTask:
+    """Spec of the linear-regression prompt distribution (JSON-able via ``to_dict``)."""
+
+    d: int
+    n_points: int  # K: points per prompt (context examples + the final query)
+    beta_star: tuple[float, ...]
+    psi: float  # Ψ = psi · I
+    sigma: float
+    covariance: str = "identity"
+    covariance_values: tuple[float, ...] | None = None  # diagonal: d values; matrix: d*d row-major
+    covariance_scale: float = 1.0
+    # Test-time shifts (Zhang, Frei, Bartlett 2024, §5); defaults are left out of to_dict, so
+    # adding them did not rename existing jobs.
+    label: str = "linear"  # linear: y = xᵀβ + ε | relu: y = max(xᵀβ, 0) + ε (a nonlinear task shift)
+    query_covariance_values: tuple[float, ...] | None = None  # diagonal covariance of the final point only
+
+    def __post_init__(self) -> None:
+        if self.d <= 0 or self.n_points <= 0:
+            raise ValueError(f"d and n_points must be positive, got d={self.d}, n_points={self.n_points}")
+        if len(self.beta_star) != self.d:
+            raise ValueError(f"beta_star has {len(self.beta_star)} entries, expected d={self.d}")
+        if self.psi < 0 or self.sigma < 0:
+            raise ValueError(f"psi and sigma must be >= 0, got psi={self.psi}, sigma={self.sigma}")
+        if self.covariance not in COVARIANCE_KINDS:
+            raise ValueError(f"covariance {self.covariance!r} unknown; allowed: {', '.join(COVARIANCE_KINDS)}")
+        expected = {"diagonal": self.d, "matrix": self.d * self.d}.get(self.covariance)
+        if expected is not None and (self.covariance_values is None or len(self.covariance_values) != expected):
+            raise ValueError(f"covariance {self.covariance!r} needs covariance_values with {expected} entries")
+        if self.label not in LABELS:
+            raise ValueError(f"label {self.label!r} unknown; allowed: {', '.join(LABELS)}")
+        for name in ("covariance_values", "query_covariance_values"):
+            values = getattr(self, name)
+            if self.covariance != "matrix" and values is not None and min(values) < 0:
+                raise ValueError(f"{name} must be >= 0 (a diagonal covariance), got {values}")
+        if self.query_covariance_values is not None and len(self.query_covariance_values) != self.d:
+            raise ValueError(f"query_covariance_values needs d={self.d} entries")
+        if self.covariance == "matrix":
+            eigenvalues = np.linalg.eigvalsh(self.fixed_covariance_raw())
+            if eigenvalues.min() <= 0 or not np.allclose(self.fixed_covariance_raw(), self.fixed_covariance_raw().T):
+                raise ValueError("covariance 'matrix' must be symmetric positive definite")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": "linear",
+            "d": self.d,
+            "n_points": self.n_points,
+            "beta_star": list(self.beta_star),
+            "psi": self.psi,
+            "sigma": self.sigma,
+            "covariance": self.covariance,
+            "covariance_values": None if self.covariance_values is None else list(self.covariance_values),
+            "covariance_scale": self.covariance_scale,
+        } | self.shift_fields()
+
+    def shift_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if self.label != "linear":
+            fields["label"] = self.label
+        if self.query_covariance_values is not None:
+            fields["query_covariance_values"] = list(self.query_covariance_values)
+        return fields
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> LinearTask:
+        fields = {k: v for k, v in spec.items() if k != "family"}
+        fields["beta_star"] = tuple(fields["beta_star"])
+        for name in ("covariance_values", "query_covariance_values"):
+            if fields.get(name) is not None:
+                fields[name] = tuple(fields[name])
+        return cls(**fields)
+
+    @property
+    def psi_matrix(self) -> np.ndarray:
+        return self.psi * np.eye(self.d)
+
+    def fixed_covariance_raw(self) -> np.ndarray:
+        if self.covariance == "identity":
+            return np.eye(self.d)
+        if self.covariance == "diagonal":
+            return np.diag(np.asarray(self.covariance_values, dtype=float))
+        return np.asarray(self.covariance_values, dtype=float).reshape(self.d, self.d)
+
+    @property
+    def h_matrix(self) -> np.ndarray:
+        """The covariate covariance H (fixed kinds only)."""
+        if self.covariance == "random_exponential":
+            raise ValueError("covariance 'random_exponential' has no fixed H: it is drawn per prompt")
+        return self.covariance_scale * self.fixed_covariance_raw()
+
+    def sample(
+        self, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
+    ) -> Batch:
+        return sample_linear(self, batch_size, gen, dtype=dtype, active_dims=active_dims)
+
+
+def sample_linear(
+    task: LinearTask, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
+) -> Batch:
+    """Draw ``batch_size`` prompts of ``task`` (numpy arrays of ``dtype``).
+
+    ``active_dims`` (Garg et al.'s curriculum) zeroes the covariates' later coordinates before
+    the labels are computed; the random draws are the same whatever its value.
+    """
+    b, k, d = batch_size, task.n_points, task.d
+    normal = lambda *shape: torch.randn(shape, generator=gen, dtype=dtype)
+    betas = torch.as_tensor(task.beta_star, dtype=dtype) + task.psi**0.5 * normal(b, d)  # (B, d)
+    white = normal(b, k, d)  # (B, K, d)
+    if task.covariance == "random_exponential":
+        diag = task.covariance_scale * torch.empty(b, d, dtype=dtype).exponential_(1.0, generator=gen)  # (B, d)
+        xs = white * diag.sqrt()[:, None, :]
+    elif task.covariance == "matrix":
+        h = torch.as_tensor(task.h_matrix, dtype=dtype)
+        diag = torch.diagonal(h).expand(b, d)
+        xs = white @ torch.linalg.cholesky(h).T
+    else:  # identity or diagonal: a square root that also allows zero variances
+        diag = torch.tensor(np.diag(task.h_matrix), dtype=dtype).expand(b, d)
+        xs = white * diag.sqrt()[:, None, :]
+    if task.query_covariance_values is not None:
+        query_std = torch.as_tensor(task.query_covariance_values, dtype=dtype).sqrt()
+        xs = torch.cat([xs[:, :-1], white[:, -1:] * query_std], dim=1)
+    if active_dims is not None:
+        xs[..., active_dims:] = 0.0
+    signal = torch.einsum("bkd,bd->bk", xs, betas)  # (B, K)
+    if task.label == "relu":
+        signal = signal.clamp(min=0.0)
+    ys = signal + task.sigma * normal(b, k)  # (B, K)
+    return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=betas.numpy(), covariances=diag.contiguous().numpy())

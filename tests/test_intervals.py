@@ -1,0 +1,67 @@
+"""The one band definition (``iclab.intervals``) and the LTB paper's Table 1 layout."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from iclab.experiments.ltb_table1.table import table as ltb_table1
+from iclab.intervals import band, quantile
+
+
+def test_band_combines_seed_spread_and_the_shared_evaluation_error():
+    risk, sem = np.array([1.0, 1.2, 1.1]), np.array([0.03, 0.04, 0.05])
+    mean, low, high = band(risk, sem)
+    assert mean == pytest.approx(1.1)
+    expected = 4.302653 * np.sqrt(np.var(risk, ddof=1) / 3 + np.mean(sem) ** 2)  # t quantile, 2 d.o.f.
+    assert high - mean == pytest.approx(expected, rel=1e-6) and mean - low == pytest.approx(expected, rel=1e-6)
+    one_seed = band(np.array([2.0]), np.array([0.1]))
+    assert one_seed[2] - one_seed[0] == pytest.approx(1.959964 * 0.1, rel=1e-6)
+    assert quantile(1) == pytest.approx(1.959964, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "seeds, prompt_sd, seed_sd, interaction_sd",
+    [(3, 0.1, 1.0, 0.1), (5, 1.0, 1.0, 1.0), (40, 1.0, 0.1, 0.1), (40, 0.1, 1.0, 0.1)],
+)
+def test_band_covers_the_true_mean_at_least_at_its_level(seeds, prompt_sd, seed_sd, interaction_sd):
+    """Monte Carlo of the design: every seed is scored on the same prompts; the error of seed s on
+    prompt b is a_b + c_s + e_sb (prompt difficulty shared by the seeds, seed offset, interaction),
+    mean 0. Over 2000 repetitions the band covers 0 at least 95% of the time (within Monte-Carlo
+    error), and is not grossly wide where no term is small."""
+    rng = np.random.default_rng(seeds)
+    reps, prompts = 2000, 200
+    errors = (
+        prompt_sd * rng.standard_normal((reps, 1, prompts))
+        + seed_sd * rng.standard_normal((reps, seeds, 1))
+        + interaction_sd * rng.standard_normal((reps, seeds, prompts))
+    )  # (R, S, B)
+    risk = errors.mean(axis=-1)  # (R, S)
+    sem = errors.std(axis=-1, ddof=1) / np.sqrt(prompts)  # (R, S)
+    _, low, high = band(risk, sem)
+    coverage = np.mean((low < 0) & (0 < high))
+    assert coverage > 0.95 - 3 * np.sqrt(0.95 * 0.05 / reps)
+    if min(prompt_sd, seed_sd, interaction_sd) == 1.0:
+        assert coverage < 0.99
+
+
+def test_ltb_table1_layout(tmp_path):
+    learners, seeds, norms = ["gpt2", "gpt2_nomlp", "bayes"], [0, 1], [0.0, 5.0]
+    risk = np.array([[[0.5, 0.6], [0.52, 0.58], [0.3, 0.3]], [[1.0, 1.1], [1.6, 1.7], [0.3, 0.3]]])
+    cube = xr.Dataset(
+        {
+            "query_risk": (("beta_star_norm", "learner", "seed"), risk),
+            "query_risk_sem": (("beta_star_norm", "learner", "seed"), np.full_like(risk, 0.01)),
+            "theory_risk": (("beta_star_norm", "theory"), [[1.44, 0.34], [1.44, 0.34]]),
+        },
+        coords={"beta_star_norm": norms, "learner": learners, "seed": seeds, "theory": ["gd_beta_optimum", "bayes"]},
+    )
+    frame = ltb_table1(cube, tmp_path / "t")
+    assert list(frame["setting"]) == ["β* = 0", "‖β*‖ = 5"]
+    assert frame.loc[1, "GPT2-noMLP"] == pytest.approx(1.65)
+    assert frame.loc[0, "GPT2"] == pytest.approx(0.55)
+    csv = pd.read_csv(tmp_path / "t.csv")
+    assert list(csv.columns[:3]) == ["setting", "GPT2", "GPT2 ±95%"]
+    md = (tmp_path / "t.md").read_text()
+    assert "| setting" in md and "1.6500 ±" in md
+    assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()

@@ -1,0 +1,89 @@
+"""The experiment registry and contract: packages, schema, captions and configs agree; a broken
+experiment is an error naming it; figure and table code never imports torch."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import REPO
+
+from iclab import experiments
+from iclab.config import load_schema
+from iclab.experiments import ExperimentError
+from iclab.experiments.base import Experiment, SweepPoint
+
+SHIPPED = ["config.yaml", "config/paper.yaml", "tests/data/tiny.yaml"]
+
+
+def point(**coords):
+    return SweepPoint(coords=coords, task={}, models=[], train={})
+
+
+def test_every_package_is_registered_with_its_schema_caption_and_products():
+    registry = experiments.registry()
+    assert list(registry) == experiments.names() and len(registry) >= 9
+    assert sorted(load_schema()["properties"]["experiments"]["properties"]) == experiments.names()
+    for name, experiment in registry.items():
+        assert experiment.name == name
+        for product in experiment.products:
+            assert experiments.product_file(name, product).is_file()
+        if "figure" in experiment.products:
+            assert experiments.caption_file(name).read_text().strip(), f"{name}: empty caption"
+    assert "ltb_table1" in experiments.product_names("table")
+    assert set(experiments.product_names("figure")) | set(experiments.product_names("table")) == set(registry)
+
+
+@pytest.mark.parametrize("path", SHIPPED)
+def test_shipped_configs_configure_every_experiment(path):
+    configured = yaml.safe_load((REPO / path).read_text())["experiments"]
+    assert sorted(configured) == experiments.names()
+
+
+def test_unknown_experiment_and_product_name_what_is_allowed():
+    with pytest.raises(ValueError, match="unknown experiment 'nope'; allowed: .*ltb_gap"):
+        experiments.experiment("nope")
+    with pytest.raises(ValueError, match="no table named 'ltb_gap'; experiments with a table: ltb_table1"):
+        experiments.product_function("ltb_gap", "table")
+
+
+def test_sweep_order_is_the_order_the_sweep_meets_the_values():
+    experiment = Experiment(name="toy", sweep=lambda cfg: [point(n=8, s=1.0), point(n=4, s=1.0), point(n=8, s=0.5)])
+    assert experiment.order({}) == {"n": [8, 4], "s": [1.0, 0.5]}
+
+
+@pytest.mark.parametrize(
+    "points, message",
+    [
+        ([], "toy: the sweep has no point"),
+        ([point(n=4), point(n=4)], r"toy: two sweep points at \{'n': 4\}"),
+        ([point(n=4), point(m=4)], r"toy: sweep point \{'m': 4\} has coordinates other than \['n'\]"),
+    ],
+)
+def test_a_broken_sweep_is_an_error_naming_the_experiment(points, message):
+    with pytest.raises(ExperimentError, match=message):
+        Experiment(name="toy", sweep=lambda cfg: points).points({})
+
+
+def test_a_broken_declaration_is_an_error():
+    with pytest.raises(ExperimentError, match="products .*allowed: figure, table"):
+        Experiment(name="toy", sweep=lambda cfg: [], products=("movie",))
+    with pytest.raises(ExperimentError, match="toy: theory must be callable"):
+        Experiment(name="toy", sweep=lambda cfg: [], theory="curve")
+    with pytest.raises(ExperimentError, match="must be a Python identifier"):
+        Experiment(name="toy-1", sweep=lambda cfg: [])
+
+
+def test_theory_code_follows_imports_across_experiments():
+    files = {str(p.relative_to(experiments.HERE.parent)) for p in experiments.theory_code("lsa_shifts")}
+    assert {"experiments/lsa_shifts/experiment.py", "experiments/lsa_convergence/experiment.py"} <= files
+    assert {"theory/lsa.py", "experiments/lsa_shifts/conditions.py"} <= files
+    assert "experiments/lsa_shifts/figure.py" not in files and "models/__init__.py" not in files
+
+
+def test_figure_and_table_modules_do_not_import_torch():
+    modules = [f"iclab.experiments.{n}.figure" for n in experiments.product_names("figure")]
+    modules += [f"iclab.experiments.{n}.table" for n in experiments.product_names("table")]
+    code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
