@@ -112,20 +112,20 @@ def gain(y_hat: np.ndarray, y: np.ndarray) -> float:
 
 
 def theory(inputs: TheoryInputs) -> xr.Dataset:
-    """The limit model's error at every position, its gain, and the condition's covariate scale."""
+    """The limit model's error at every position, the condition's covariate scale, and the limit's
+    gain E[ŷy]/E[y²] = tr(ΛΓ⁻¹Λ)/tr Λ (E ĥ = Λw; w ~ N(0, I)): for the training labels with scaled
+    covariates only (NaN for the other conditions: label noise and ReLU labels change E[y²])."""
     task = inputs.setting.eval_task
     train_task = inputs.setting.training_task("lsa")
     train_lam, n = train_task.h_matrix, train_task.n_points - 1
     gamma_inv = np.linalg.inv(lsa_theory.gamma_matrix(train_lam, n))
-    lam = task.h_matrix
-    theory_gain = (
-        float(np.trace(lam @ gamma_inv @ lam) / np.trace(lam)) if task.query_covariance_values is None else np.nan
-    )
+    lam, scale = task.h_matrix, covariate_scale(task, train_task)
+    theory_gain = float(np.trace(lam @ gamma_inv @ lam) / np.trace(lam)) if np.isfinite(scale) else np.nan
     return xr.Dataset(
         {
             "theory_error": (("position",), theory_curve(task, train_lam, n)),
             "theory_gain": theory_gain,
-            "covariate_scale": covariate_scale(task, train_task),
+            "covariate_scale": scale,
             "train_n": n,
         },
         coords={"position": np.arange(task.n_points)},
