@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from numpy.polynomial import hermite_e
 from iclab import prompt_only
 from iclab.fit import two_stage
 from iclab.models.two_stage import TwoStageTransformer
-from iclab.tasks.base import STAGE2_STREAM, batch_generator
+from iclab.tasks.base import STAGE1_STREAM, STAGE2_STREAM, batch_generator
 from iclab.tasks.single_index import SingleIndexTask, hermite_normalised
 
 
@@ -73,7 +74,7 @@ def stage2_prompts(task, seed, cfg):
 def test_stage2_is_the_closed_form_ridge_solution():
     task = SingleIndexTask(d=4, r=2, n_points=7)
     cfg = two_stage.TwoStageConfig(t1=64, t2=700, ridge=0.05, chunk=256)
-    model, _ = two_stage.fit({"width": 5}, task, cfg, seed=3, job_hash="test")
+    model, diagnostics = two_stage.fit({"width": 5}, task, cfg, seed=3, job_hash="test")
     xs, ys = stage2_prompts(task, 3, cfg)
     w, b = model.weight.detach().double().numpy(), model.bias.detach().double().numpy()
     phi = np.maximum(xs @ w.T + b, 0)  # (T, K, m)
@@ -84,6 +85,62 @@ def test_stage2_is_the_closed_form_ridge_solution():
     target = np.concatenate([ys[:, -1] / math.sqrt(t), np.zeros(p)])
     expected = np.linalg.lstsq(stacked, target, rcond=None)[0].reshape(5, 5)
     np.testing.assert_allclose(model.gamma.detach().double().numpy(), expected, rtol=1e-4, atol=1e-6)
+    # its training risk: the mean squared error of the fitted Γ over the stage-2 prompts
+    risk = np.mean((features @ expected.ravel() - ys[:, -1]) ** 2)
+    assert float(diagnostics.stage2_train_risk) == pytest.approx(risk, rel=1e-6)
+
+
+def stage1_prompts(task, seed, cfg):
+    parts = [
+        task.sample(size, batch_generator(seed, STAGE1_STREAM, i))
+        for i, size in enumerate(two_stage.chunks(cfg.t1, cfg.chunk))
+    ]
+    return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
+
+
+def test_stage1_is_one_gradient_step_with_weight_decay_by_hand():
+    """W₁ = W₀ − η(∇L̂ + λW₀), rows back on the sphere, with ηλ ≠ 1 (the initialisation survives);
+    ∇L̂ by hand: ŷ = zᵀΓφ(x_q), z = mean_i yᵢφ(xᵢ), φ = ReLU(W·), so ∂ŷ/∂wⱼ = (Γφ_q)ⱼ·mean_i yᵢ1[wⱼ·xᵢ>0]xᵢ
+    + (Γᵀz)ⱼ·1[wⱼ·x_q>0]x_q."""
+    task = SingleIndexTask(d=4, r=2, n_points=6)
+    cfg = two_stage.TwoStageConfig(t1=300, t2=0, ridge=1.0, eta=20.0, weight_decay=0.02, chunk=128)  # ηλ = 0.4
+    initial = two_stage.initial_model(task, 6, seed=5)
+    w0, gamma = initial.weight.detach().numpy(), initial.gamma.detach().numpy()  # (m, d), (m, m)
+    xs, ys = stage1_prompts(task, 5, cfg)
+    context, query, y_ctx, y_q = xs[:, :-1], xs[:, -1], ys[:, :-1], ys[:, -1]
+    pre_ctx, pre_q = context @ w0.T, query @ w0.T  # (T, n, m), (T, m)
+    z = (y_ctx[..., None] * np.maximum(pre_ctx, 0)).mean(axis=1)  # (T, m)
+    phi_q = np.maximum(pre_q, 0)  # (T, m)
+    residual = np.einsum("tm,mn,tn->t", z, gamma, phi_q) - y_q  # (T,)
+    dz = np.einsum("tn,tnm,tnd->tmd", y_ctx, pre_ctx > 0, context) / context.shape[1]  # ∂zⱼ/∂wⱼ: (T, m, d)
+    dphi = (pre_q > 0)[..., None] * query[:, None, :]  # ∂φⱼ/∂wⱼ: (T, m, d)
+    dy = (phi_q @ gamma.T)[..., None] * dz + (z @ gamma)[..., None] * dphi  # (T, m, d)
+    gradient = np.mean(2 * residual[:, None, None] * dy, axis=0)  # (m, d)
+    step = w0 - cfg.eta * (gradient + cfg.weight_decay * w0)
+    expected = step / np.linalg.norm(step, axis=1, keepdims=True)
+    model, _ = two_stage.fit({"width": 6}, task, cfg, seed=5, job_hash="test")
+    np.testing.assert_allclose(model.weight.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+    assert np.abs(expected - w0).max() > 0.2  # the gradient moved the rows
+
+
+def test_tuned_predictor_takes_the_best_candidate_at_every_position():
+    """Candidate g predicts y + (g − best[k]) at position k: the held-out choice must be best[k],
+    so the tuned predictions are the labels themselves; positions where every candidate is NaN stay NaN."""
+    best = np.array([0, 2, 1, 3, 0, 2])
+    offsets = np.arange(4)[:, None] - best[None, :]  # (G, K)
+
+    def grid(xs, ys):
+        out = ys[None] + offsets[:, None, :].astype(float)  # (G, B, K)
+        out[:, :, 0] = np.nan
+        return out
+
+    rng = np.random.default_rng(0)
+    task = SimpleNamespace(sample=lambda n, gen: SimpleNamespace(xs=np.zeros((n, 6, 2)), ys=rng.normal(size=(n, 6))))
+    predict = prompt_only.tuned_predictor(task, grid, "toy")
+    ys = rng.normal(size=(3, 6))
+    predictions = predict(np.zeros((3, 6, 2)), ys)
+    assert np.isnan(predictions[:, 0]).all()
+    np.testing.assert_allclose(predictions[:, 1:], ys[:, 1:], rtol=0, atol=1e-12)
 
 
 def test_all_queries_loss_is_the_mean_of_the_last_query_losses_over_every_choice_of_query():
