@@ -22,7 +22,7 @@ from iclab.fit.sgd import train
 from iclab.hashing import canonical_json
 from iclab.jobs import TrainJob
 from iclab.models import build_model
-from iclab.tasks import LinearTask
+from iclab.tasks import LinearTask, eval_set
 from iclab.trained import TrainedModel
 
 TASK = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5)
@@ -139,3 +139,64 @@ def test_snapshots_hold_the_parameters_at_their_steps():
     torch.manual_seed(0)
     initial = build_model(job(name="lsa").model, TASK.d)
     np.testing.assert_array_equal(snapshots.params["w_pv"][0], initial.w_pv.detach().numpy())
+
+
+# The papers' claims about trained models, at a size that trains in seconds. Risks are Monte-Carlo
+# estimates on 40k fresh prompts (their standard error is stated in each assertion).
+
+
+def final_query_risk(model: torch.nn.Module, task: LinearTask, n_prompts: int = 40_000) -> tuple[float, float]:
+    """E(ŷ − y)² at the final query and its Monte-Carlo standard error."""
+    batch = eval_set(task, seed=123, n_prompts=n_prompts)
+    with torch.no_grad():
+        xs, ys = (torch.as_tensor(a, dtype=torch.float32) for a in (batch.xs, batch.ys))
+        y_hat = model(xs, ys)[:, -1].double().numpy()  # (B,)
+    errors = (y_hat - batch.ys[:, -1]) ** 2
+    return float(errors.mean()), float(errors.std() / np.sqrt(n_prompts))
+
+
+def gd_beta_optimal_risk(task: LinearTask) -> float:
+    n = task.n_points - 1
+    beta_star = np.asarray(task.beta_star)
+    return theory.gd_beta_optimum(beta_star=beta_star, psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=n).risk
+
+
+def trained(name: str, task: LinearTask, steps: int) -> torch.nn.Module:
+    spec = {"model": {"name": name, "init_scale": 0.1}, "task": task.to_dict(), "seed": 0}
+    model, _, _ = train(TrainJob.from_dict(spec | {"train": {"steps": steps, "batch_size": 256, "lr": 0.02}}))
+    return model
+
+
+def test_trained_ltb_reaches_the_gd_beta_optimum():
+    """Zhang, Wu, Bartlett 2024: an LTB implements GD-β, whose optimum (β₀ = β*, Γ* in closed form)
+    the trained LTB reaches: its risk is the GD-β optimum's within 4 standard errors."""
+    risk, sem = final_query_risk(trained("ltb", TASK, 1500), TASK)
+    assert abs(risk - gd_beta_optimal_risk(TASK)) < 4 * sem, (risk, sem)
+
+
+def test_trained_lsa_excess_over_gd_beta_grows_with_the_task_mean():
+    """Zhang, Wu, Bartlett 2024, Theorem 4.1: without the MLP the excess over the GD-β optimum is ~0 at
+    β* = 0 and grows with ‖β*‖ (the LSA cannot use the task mean)."""
+    excess = []
+    for norm in (0.0, 1.0, 2.0):
+        task = LinearTask(d=3, n_points=9, beta_star=(norm / np.sqrt(3),) * 3, psi=1.0, sigma=0.5)
+        risk, sem = final_query_risk(trained("lsa", task, 1500), task)
+        excess.append((risk - gd_beta_optimal_risk(task), sem))
+    (e0, s0), (e1, s1), (e2, s2) = excess
+    assert abs(e0) < 4 * s0, excess
+    assert e1 > e0 + 4 * np.hypot(s0, s1) and e2 > e1 + 4 * np.hypot(s1, s2), excess
+
+
+def test_trained_lsa_product_approaches_theorem8_limit_on_random_covariances():
+    """Zhang, Frei, Bartlett 2024, Theorem 8: trained on i.i.d. Exponential(1) diagonal covariances,
+    u₋₁U₁₁ → K = E[Λ²](E[ΓΛ²])⁻¹ = 2/(6(1 + 1/N) + (6 + 2(d − 1))/N)·I (E λᵏ = k!), by hand."""
+    d, n = 2, 4
+    task = LinearTask(d=d, n_points=n + 1, beta_star=(0.0,) * d, psi=1.0, sigma=0.0, covariance="random_exponential")
+    limit = 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
+    spec = {"model": {"name": "lsa", "init": "zfb", "init_scale": 0.1}, "task": task.to_dict(), "seed": 0}
+    train_cfg = {"steps": 1200, "batch_size": 1024, "lr": 0.01, "schedule": "cosine", "snapshot_every": 400}
+    _, _, snapshots = train(TrainJob.from_dict(spec | {"train": train_cfg}))
+    products = [w_pv[d, d] * w_kq[:d, :d].T for w_pv, w_kq in zip(snapshots.params["w_pv"], snapshots.params["w_kq"])]
+    distance = [np.linalg.norm(p - limit) / np.linalg.norm(limit) for p in products]  # at steps 0, 400, 800, 1200
+    assert distance[0] > 0.8 and all(b < a for a, b in zip(distance, distance[1:])), distance
+    assert distance[-1] < 0.1, distance
