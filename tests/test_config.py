@@ -167,7 +167,11 @@ def test_a_non_editable_install_validates_with_its_shipped_schemas(tmp_path: Pat
     subprocess.run(pip, check=True, capture_output=True)
     env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1"}
     where = subprocess.run(
-        [sys.executable, "-c", "import iclab; print(iclab.__file__)"], env=env, cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-c", "import iclab; print(iclab.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
     result = subprocess.run(

@@ -6,6 +6,7 @@ Runs serially (Snakemake locks its working directory).
 """
 
 import collections
+import importlib
 import math
 import os
 import shutil
@@ -15,11 +16,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import xarray as xr
 import yaml
 from conftest import REPO, run_cli
 
+from iclab.config import load
 from iclab.cubes import read_cube
+from iclab.evaluate import evaluate_setting, load_data
+from iclab.plan import build_plan
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 TOY_CONFIG = REPO / "tests" / "data" / "toy.yaml"
@@ -96,15 +102,155 @@ def test_workflow_makes_every_target(finished_run: Path):
     assert not list((finished_run / "results").rglob("*.tmp*"))
 
 
+def cube_of(run: Path, name: str):
+    return read_cube(run / f"results/cubes/{name}.nc", kind="experiment")
+
+
+def within(value, reference, sem, what, slack=0.0):
+    """|value − reference| < 4 standard errors (+ ``slack``), elementwise."""
+    value, reference, sem = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (value, reference, sem)))
+    bad = ~(np.abs(value - reference) < 4 * sem + slack)
+    assert not bad.any(), f"{what}: {value[bad]} vs {reference[bad]} (4 s.e. {4 * sem[bad]})"
+
+
+@pytest.mark.e2e
+def test_every_cube_agrees_with_independent_references(finished_run: Path):
+    """Each experiment's tiny cube against facts that do not come from the code that wrote it: exact
+    identities (least squares is exact for M ≥ d without noise), the prompts' law (E y²), closed forms
+    written out here, and measured risks against the exact error of the same trained weights."""
+    config = yaml.safe_load(TINY.read_text())["experiments"]
+
+    # lsa_convergence: SGD and the ODE start at the same point; Γ⁻¹ of Theorem 4 by hand
+    cube = cube_of(finished_run, "lsa_convergence")
+    start = cube.sgd_distance.isel(snapshot_time=0)  # (spectrum, seed)
+    np.testing.assert_allclose(start, cube.flow_distance.isel(flow_time=0).broadcast_like(start), rtol=1e-5)
+    for spectrum, values in config["lsa_convergence"]["spectra"].items():
+        lam, n = np.asarray(values), config["lsa_convergence"]["n"]
+        expected = np.diag(1 / ((1 + 1 / n) * lam + lam.sum() / n))
+        np.testing.assert_allclose(cube.gamma_inverse.sel(spectrum=spectrum), expected, rtol=1e-12)
+
+    # lsa_rates: the measured risk of each trained LSA is the exact error of its own weights
+    cube = cube_of(finished_run, "lsa_rates")
+    measured = cube.risk.sel(learner="lsa").isel(position=slice(1, None))
+    exact = cube.trained_theory_error.isel(position=slice(1, None))
+    sem = cube.risk_sem.sel(learner="lsa").isel(position=slice(1, None))
+    within(measured, exact.transpose(*measured.dims), sem, "lsa_rates")
+    np.testing.assert_allclose(cube.theory_error.isel(position=0), sum(config["lsa_rates"]["spectrum"]))
+
+    # lsa_shifts: least squares is exact without noise; the gain of any LSA scales as c² exactly
+    cube = cube_of(finished_run, "lsa_shifts")
+    d = len(config["lsa_shifts"]["spectrum"])
+    for c in config["lsa_shifts"]["covariate_scales"]:
+        condition = f"covariate c={c:g}"
+        assert float(cube.covariate_scale.sel(condition=condition)) == pytest.approx(c)
+        assert (cube.risk.sel(condition=condition, learner="ols").isel(position=slice(d + 1, None)) < 1e-10).all()
+    gains = cube.lsa_gain.sel(condition=["covariate c=1", "covariate c=2"]).values  # (2, seeds)
+    np.testing.assert_allclose(gains[1] / gains[0], 4.0, rtol=1e-4)  # ŷ is cubic and y linear in x
+    assert np.isnan(cube.covariate_scale.sel(condition="noisy labels"))
+
+    # random_covariance: least squares is exact; K of Theorem 8 by hand (E λᵏ = k!)
+    cube = cube_of(finished_run, "random_covariance")
+    d, n = config["random_covariance"]["d"], config["random_covariance"]["n"][0]
+    assert (cube.risk.sel(learner="ols").isel(position=slice(d + 1, None)) < 1e-10).all()
+    limit = 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
+    np.testing.assert_allclose(cube.product_limit.isel(n=0), limit, rtol=1e-10)
+
+    # zfb_figure1: least squares exact; the zero predictor's risk is E y² = c·d; GPT-2's error/d is its risk/d
+    cube = cube_of(finished_run, "zfb_figure1")
+    d = config["zfb_figure1"]["d"]
+    assert (cube.risk.sel(learner="ols").isel(position=slice(d + 1, None)) < 1e-10).all()
+    zero = cube.risk.sel(learner="zero")
+    scales = xr.DataArray([1.0, 1.0, 4.0], coords={"test": ["fixed", "random c=1", "random c=4"]})
+    within(zero, (scales * d).broadcast_like(zero), cube.risk_sem.sel(learner="zero"), "zfb_figure1 zero")
+    np.testing.assert_allclose(cube.gpt2_error, cube.risk.sel(learner="gpt2").mean("seed") / d, rtol=1e-12)
+
+    # ltb_gap: the Bayes predictor's measured risk is the Bayes risk (closed form, its own Monte Carlo)
+    cube = cube_of(finished_run, "ltb_gap")
+    bayes = cube.query_risk.sel(learner="bayes").isel(seed=0)
+    sem = np.hypot(cube.query_risk_sem.sel(learner="bayes").isel(seed=0), cube.theory_risk_sem.sel(theory="bayes"))
+    within(bayes, cube.theory_risk.sel(theory="bayes"), sem, "ltb_gap bayes")
+
+    # ltb_table1: the table holds the cube's mean risk over seeds, and the GD-β optimum by hand (β₀ = β*)
+    cube = cube_of(finished_run, "ltb_table1")
+    table = pd.read_csv(finished_run / "results/tables/ltb_table1.csv")
+    np.testing.assert_allclose(table["GPT2"], cube.query_risk.sel(learner="gpt2").mean("seed"), rtol=1e-9)
+    np.testing.assert_allclose(table["GPT2-noMLP"], cube.query_risk.sel(learner="gpt2_nomlp").mean("seed"), rtol=1e-9)
+    t = config["ltb_table1"]
+    n, d, psi, sigma = t["n"], t["d"], t["psi"], t["sigma"]
+    gamma = psi / ((1 + 1 / n) * psi + (d * psi + sigma**2) / n)  # Γ* = γI for Ψ = ψI, H = I
+    np.testing.assert_allclose(table["GD-β optimum"], sigma**2 + d * psi - d * gamma * psi, rtol=1e-9)
+
+    # single_index: each case is scored on its own prompts (the zero predictor's risk is their mean y²;
+    # the labels are too heavy-tailed for E y² = 1 + σ² at 40 prompts); chance energy r/d
+    cube = cube_of(finished_run, "single_index")
+    for setting in build_plan(load(TINY)).settings["single_index"].values():
+        ys = load_data(finished_run / f"results/data/{setting.data['eval']}.nc").ys  # (B, K)
+        zero = cube.risk.sel(learner="zero", case=setting.coords["case"]).isel(seed=0)
+        np.testing.assert_allclose(zero, np.mean(ys**2, axis=0), rtol=1e-12)
+    for name in ("single_index", "single_index_subspace"):
+        cube = cube_of(finished_run, name)
+        r = cube.r if "r" in cube else config[name]["r"]
+        chance = cube.subspace_energy_chance
+        np.testing.assert_allclose(chance, (r / cube.d).broadcast_like(chance))
+
+
+def drawn_figure(finished_run: Path, name: str, tmp_path: Path, monkeypatch):
+    """The matplotlib figure that experiment ``name``'s figure function draws from its tiny cube."""
+    module = importlib.import_module(f"iclab.experiments.{name}.figure")
+    figures = []
+    monkeypatch.setattr(module, "save", lambda fig, png: figures.append(fig))
+    module.figure(cube_of(finished_run, name), tmp_path / f"{name}.png")
+    (fig,) = figures
+    return fig
+
+
+def finite_data(ax) -> bool:
+    """Whether a panel shows any finite data: a line, a band or markers, or a bar."""
+    arrays = [line.get_xydata() for line in ax.get_lines()]
+    arrays += [path.vertices for c in ax.collections for path in c.get_paths()]
+    arrays += [np.asarray(c.get_offsets()) for c in ax.collections]
+    arrays += [np.array([[p.get_height()]]) for p in ax.patches]
+    return any(np.isfinite(a).all(axis=-1).any() for a in arrays if np.size(a))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", sorted(set(yaml.safe_load(TINY.read_text())["experiments"]) - {"ltb_table1"}))
+def test_no_panel_of_a_figure_is_blank(finished_run: Path, name: str, tmp_path: Path, monkeypatch):
+    fig = drawn_figure(finished_run, name, tmp_path, monkeypatch)
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert panels
+    blank = [ax.get_title() or str(i) for i, ax in enumerate(panels) if not finite_data(ax)]
+    assert not blank, f"{name}: blank panels {blank}"
+
+
+@pytest.mark.e2e
+def test_slopes_printed_on_figures_are_the_fits_of_the_cube(finished_run: Path, tmp_path: Path, monkeypatch):
+    """The exponents written on lsa_shifts (gain against c) and lsa_rates (floor against N) are the
+    least-squares slopes of the cube's values on log-log axes, fitted here with numpy."""
+    fit = lambda x, y: np.polyfit(np.log(x), np.log(y), 1)[0]  # noqa: E731
+    texts = lambda fig: " ".join(t.get_text() for ax in fig.axes for t in ax.texts)  # noqa: E731
+
+    cube = cube_of(finished_run, "lsa_shifts")
+    covariate = [str(c) for c in cube.condition.values if str(c).startswith("covariate")]
+    scales = cube.covariate_scale.sel(condition=covariate).values
+    gain = cube.lsa_gain.sel(condition=covariate).mean("seed").values
+    written = texts(drawn_figure(finished_run, "lsa_shifts", tmp_path, monkeypatch))
+    assert f"fitted exponent {fit(scales, gain):.3f}" in written
+
+    cube = cube_of(finished_run, "lsa_rates")
+    ns = cube.n.values[-2:]
+    floor = cube.theory_floor.sel(n=ns).values
+    trained = cube.trained_theory_floor.sel(n=ns).mean("seed").values
+    expected = f"slope over the last two N: theory {fit(ns, floor):.2f}, trained {fit(ns, trained):.2f}"
+    assert expected in texts(drawn_figure(finished_run, "lsa_rates", tmp_path, monkeypatch))
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", ["zfb_figure1", "lsa_shifts", "random_covariance"])
 def test_evaluation_runs_each_trained_model_once_per_chunk(finished_run: Path, name: str, monkeypatch):
     """Every module built from a trained model is counted: the derived variables reuse the
     evaluation's predictions instead of running the models again."""
-    from iclab.config import load
-    from iclab.evaluate import evaluate_setting, load_data
     from iclab.experiments import experiment
-    from iclab.plan import build_plan
     from iclab.trained import TrainedModel
 
     config = load(TINY)
@@ -121,7 +267,9 @@ def test_evaluation_runs_each_trained_model_once_per_chunk(finished_run: Path, n
         calls.clear()
         results = finished_run / "results"
         data = {key: load_data(results / f"data/{h}.nc", h) for key, h in setting.data.items()}
-        models = {(m["label"], m["seed"]): TrainedModel.open(results / f"models/{m['hash']}.nc") for m in setting.models}
+        models = {
+            (m["label"], m["seed"]): TrainedModel.open(results / f"models/{m['hash']}.nc") for m in setting.models
+        }
         chunk_size = math.ceil(len(data["eval"].ys) / 3)  # three chunks of prompts per model
         evaluate_setting(experiment(name), setting, data, models, chunk_size=chunk_size)
         assert models and dict(calls) == {key: 3 for key in models}, setting.coords
@@ -235,9 +383,7 @@ def test_lint_is_clean():
 
 
 def test_data_stage_is_deterministic(tmp_path: Path):
-    from iclab.config import load
     from iclab.hashing import canonical_json
-    from iclab.plan import build_plan
 
     spec = canonical_json(next(iter(build_plan(load(TINY)).data.values())).to_dict())
     for name in ("a.nc", "b.nc"):

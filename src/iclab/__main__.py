@@ -225,13 +225,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    args = parser().parse_args(argv)  # before the heavy imports: --help and usage errors answer at once
     from iclab.config import ConfigError
     from iclab.cubes import CubeError
     from iclab.experiments import ExperimentError
     from iclab.fit import TrainingDiverged
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    args = parser().parse_args(argv)
     try:
         args.run(args)
     except (ConfigError, CubeError, ExperimentError, TrainingDiverged) as err:
