@@ -65,3 +65,16 @@ def test_ltb_table1_layout(tmp_path):
     md = (tmp_path / "t.md").read_text()
     assert "| setting" in md and "1.6500 ±" in md
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
+
+
+def test_single_index_band_is_the_band_relative_to_the_zero_predictor():
+    from iclab.experiments.single_index.figure import relative_band
+
+    risk = np.array([[1.0, 1.2, 1.1], [0.5, 0.7, 0.6]])  # (positions, seeds)
+    sem = np.array([[0.03, 0.04, 0.05], [0.01, 0.02, 0.03]])
+    zero = np.array([2.0, 4.0])
+    mean, low, high = relative_band(risk, sem, zero)
+    half = 4.302653 * np.sqrt(np.var(risk, axis=1, ddof=1) / 3 + np.mean(sem, axis=1) ** 2)  # t, 2 d.o.f.
+    np.testing.assert_allclose(mean, [1.1 / 2, 0.6 / 4])
+    np.testing.assert_allclose(high - mean, half / zero, rtol=1e-6)
+    np.testing.assert_allclose(mean - low, half / zero, rtol=1e-6)
