@@ -62,11 +62,10 @@ def test_two_stage_predictions_follow_the_formula_for_every_prefix():
         np.testing.assert_allclose(model(xs, ys, last_only=True)[:, 0].numpy(), expected[:, -1], rtol=1e-10)
 
 
-def stage2_prompts(task, seed, cfg):
-    """The stage-2 prompts, regenerated chunk by chunk."""
+def stage_prompts(task, seed, stream, total, chunk):
+    """The prompts of a stage (``total`` of them from ``stream``), regenerated chunk by chunk."""
     parts = [
-        task.sample(size, batch_generator(seed, STAGE2_STREAM, i))
-        for i, size in enumerate(two_stage.chunks(cfg.t2, cfg.chunk))
+        task.sample(size, batch_generator(seed, stream, i)) for i, size in enumerate(two_stage.chunks(total, chunk))
     ]
     return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
 
@@ -75,7 +74,7 @@ def test_stage2_is_the_closed_form_ridge_solution():
     task = SingleIndexTask(d=4, r=2, n_points=7)
     cfg = two_stage.TwoStageConfig(t1=64, t2=700, ridge=0.05, chunk=256)
     model, diagnostics = two_stage.fit({"width": 5}, task, cfg, seed=3, job_hash="test")
-    xs, ys = stage2_prompts(task, 3, cfg)
+    xs, ys = stage_prompts(task, 3, STAGE2_STREAM, cfg.t2, cfg.chunk)
     w, b = model.weight.detach().double().numpy(), model.bias.detach().double().numpy()
     phi = np.maximum(xs @ w.T + b, 0)  # (T, K, m)
     z = (ys[:, :-1, None] * phi[:, :-1]).mean(axis=1)  # (T, m)
@@ -90,14 +89,6 @@ def test_stage2_is_the_closed_form_ridge_solution():
     assert float(diagnostics.stage2_train_risk) == pytest.approx(risk, rel=1e-6)
 
 
-def stage1_prompts(task, seed, cfg):
-    parts = [
-        task.sample(size, batch_generator(seed, STAGE1_STREAM, i))
-        for i, size in enumerate(two_stage.chunks(cfg.t1, cfg.chunk))
-    ]
-    return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
-
-
 def test_stage1_is_one_gradient_step_with_weight_decay_by_hand():
     """W₁ = W₀ − η(∇L̂ + λW₀), rows back on the sphere, with ηλ ≠ 1 (the initialisation survives);
     ∇L̂ by hand: ŷ = zᵀΓφ(x_q), z = mean_i yᵢφ(xᵢ), φ = ReLU(W·), so ∂ŷ/∂wⱼ = (Γφ_q)ⱼ·mean_i yᵢ1[wⱼ·xᵢ>0]xᵢ
@@ -106,7 +97,7 @@ def test_stage1_is_one_gradient_step_with_weight_decay_by_hand():
     cfg = two_stage.TwoStageConfig(t1=300, t2=0, ridge=1.0, eta=20.0, weight_decay=0.02, chunk=128)  # ηλ = 0.4
     initial = two_stage.initial_model(task, 6, seed=5)
     w0, gamma = initial.weight.detach().numpy(), initial.gamma.detach().numpy()  # (m, d), (m, m)
-    xs, ys = stage1_prompts(task, 5, cfg)
+    xs, ys = stage_prompts(task, 5, STAGE1_STREAM, cfg.t1, cfg.chunk)
     context, query, y_ctx, y_q = xs[:, :-1], xs[:, -1], ys[:, :-1], ys[:, -1]
     pre_ctx, pre_q = context @ w0.T, query @ w0.T  # (T, n, m), (T, m)
     z = (y_ctx[..., None] * np.maximum(pre_ctx, 0)).mean(axis=1)  # (T, m)
