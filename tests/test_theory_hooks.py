@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, hand_gamma_inverse, hand_theorem8_limit
 
 from iclab.config import load
 from iclab.experiments import experiment
@@ -25,11 +25,6 @@ from iclab.trained import TrainedModel, save_model
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 N_MC = 200_000
-
-
-def gamma_inverse(lam: np.ndarray, n: int) -> np.ndarray:
-    """Γ⁻¹, Γ = (1 + 1/N)Λ + (tr Λ/N)I (Zhang, Frei, Bartlett 2024, Theorem 4), for diagonal Λ = diag(lam)."""
-    return np.diag(1.0 / ((1 + 1 / n) * lam + lam.sum() / n))
 
 
 def prompts(rng, lam, m, *, lam_query=None, sigma=0.0, label="linear", n_prompts=N_MC):
@@ -76,7 +71,7 @@ def test_lsa_shifts_theory_error_of_every_condition_matches_monte_carlo():
     for setting in settings:
         task, train_task = setting.eval_task, setting.training_task("lsa")
         n, train_lam = train_task.n_points - 1, np.asarray(train_task.covariance_values)
-        a = gamma_inverse(train_lam, n)
+        a = hand_gamma_inverse(train_lam, n)
         lam = np.diag(task.h_matrix)
         lam_query = None if task.query_covariance_values is None else np.asarray(task.query_covariance_values)
         ds = experiment("lsa_shifts").theory(TheoryInputs(setting, no_data, no_data))
@@ -101,7 +96,7 @@ def test_lsa_shifts_theory_gain_is_the_limit_models_regression_slope():
             assert np.isnan(ds.theory_gain)
             continue
         train_task = setting.training_task("lsa")
-        a = gamma_inverse(np.asarray(train_task.covariance_values), train_task.n_points - 1)
+        a = hand_gamma_inverse(np.asarray(train_task.covariance_values), train_task.n_points - 1)
         xs, ys, xq, yq = prompts(rng, np.diag(task.h_matrix), 3, sigma=task.sigma, label=task.label)
         y_hat = attention_prediction(a, xs, ys, xq)
         # E[ŷy] = g·E[y²]  ⇔  E[ŷy − g·y²] = 0
@@ -140,12 +135,12 @@ def test_lsa_rates_theory_matches_the_predictions_of_the_limit_and_of_the_traine
         with torch.no_grad():
             y_hat = module(torch.as_tensor(xs), torch.as_tensor(ys))[:, -1].numpy()
         assert_mc((y_hat - ys[:, -1]) ** 2, float(ds.trained_theory_error.isel(seed=0)[m]), f"trained, M = {m}")
-        limit = attention_prediction(gamma_inverse(lam, n), xs[:, :-1], ys[:, :-1], xs[:, -1])
+        limit = attention_prediction(hand_gamma_inverse(lam, n), xs[:, :-1], ys[:, :-1], xs[:, -1])
         assert_mc((limit - ys[:, -1]) ** 2, float(ds.theory_error[m]), f"limit, M = {m}")
     assert float(ds.theory_error[0]) == pytest.approx(lam.sum())  # M = 0: ŷ = 0
     # M → ∞: ĥ = Λw exactly
     xq, w = rng.standard_normal((N_MC, len(lam))) * np.sqrt(lam), rng.standard_normal((N_MC, len(lam)))
-    floor = np.einsum("bd,de,be->b", xq, gamma_inverse(lam, n) @ np.diag(lam), w) - np.einsum("bd,bd->b", xq, w)
+    floor = np.einsum("bd,de,be->b", xq, hand_gamma_inverse(lam, n) @ np.diag(lam), w) - np.einsum("bd,bd->b", xq, w)
     assert_mc(floor**2, float(ds.theory_floor), "limit floor")
 
 
@@ -195,9 +190,9 @@ def test_zfb_figure1_theory_uses_each_training_distributions_limit():
         )
         ds = experiment("zfb_figure1").theory(TheoryInputs(setting, lambda _name: batch, no_data))
         if setting.coords["train"] == "fixed":
-            a = gamma_inverse(lam, n)
+            a = hand_gamma_inverse(lam, n)
         else:
-            a = 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
+            a = hand_theorem8_limit(d, n)
         errors = (attention_prediction(a, xs, ys, xq) - yq) ** 2
         assert_mc(errors / d, float(ds.lsa_limit_error[m]), str(setting.coords))
     assert {s.coords["train"] for s in settings} == {"fixed", "random"}

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 import xarray as xr
-from conftest import REPO, run_cli
+from conftest import REPO, hand_theorem8_limit, run_cli
 
 from iclab import theory
 from iclab.cubes import read_cube
@@ -192,7 +192,7 @@ def test_trained_lsa_product_approaches_theorem8_limit_on_random_covariances():
     u₋₁U₁₁ → K = E[Λ²](E[ΓΛ²])⁻¹ = 2/(6(1 + 1/N) + (6 + 2(d − 1))/N)·I (E λᵏ = k!), by hand."""
     d, n = 2, 4
     task = LinearTask(d=d, n_points=n + 1, beta_star=(0.0,) * d, psi=1.0, sigma=0.0, covariance="random_exponential")
-    limit = 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
+    limit = hand_theorem8_limit(d, n)
     spec = {"model": {"name": "lsa", "init": "zfb", "init_scale": 0.1}, "task": task.to_dict(), "seed": 0}
     train_cfg = {"steps": 1200, "batch_size": 1024, "lr": 0.01, "schedule": "cosine", "snapshot_every": 400}
     _, _, snapshots = train(TrainJob.from_dict(spec | {"train": train_cfg}))

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 import yaml
-from conftest import REPO, run_cli
+from conftest import REPO, hand_gamma_inverse, hand_theorem8_limit, run_cli
 
 from iclab.config import load
 from iclab.cubes import read_cube
@@ -126,8 +126,7 @@ def test_every_cube_agrees_with_independent_references(finished_run: Path):
     np.testing.assert_allclose(start, cube.flow_distance.isel(flow_time=0).broadcast_like(start), rtol=1e-5)
     for spectrum, values in config["lsa_convergence"]["spectra"].items():
         lam, n = np.asarray(values), config["lsa_convergence"]["n"]
-        expected = np.diag(1 / ((1 + 1 / n) * lam + lam.sum() / n))
-        np.testing.assert_allclose(cube.gamma_inverse.sel(spectrum=spectrum), expected, rtol=1e-12)
+        np.testing.assert_allclose(cube.gamma_inverse.sel(spectrum=spectrum), hand_gamma_inverse(lam, n), rtol=1e-12)
 
     # lsa_rates: the measured risk of each trained LSA is the exact error of its own weights
     cube = cube_of(finished_run, "lsa_rates")
@@ -152,8 +151,7 @@ def test_every_cube_agrees_with_independent_references(finished_run: Path):
     cube = cube_of(finished_run, "random_covariance")
     d, n = config["random_covariance"]["d"], config["random_covariance"]["n"][0]
     assert (cube.risk.sel(learner="ols").isel(position=slice(d + 1, None)) < 1e-10).all()
-    limit = 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
-    np.testing.assert_allclose(cube.product_limit.isel(n=0), limit, rtol=1e-10)
+    np.testing.assert_allclose(cube.product_limit.isel(n=0), hand_theorem8_limit(d, n), rtol=1e-10)
 
     # zfb_figure1: least squares exact; the zero predictor's risk is E y² = c·d; GPT-2's error/d is its risk/d
     cube = cube_of(finished_run, "zfb_figure1")
