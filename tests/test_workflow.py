@@ -24,7 +24,8 @@ from conftest import REPO, hand_gamma_inverse, hand_theorem8_limit, run_cli
 
 from iclab.config import load
 from iclab.cubes import read_cube
-from iclab.evaluate import evaluate_setting, load_data
+from iclab.datasets import load_data
+from iclab.evaluate import evaluate_setting
 from iclab.plan import build_plan
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"

@@ -40,8 +40,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
 
 def cmd_data(args: argparse.Namespace) -> None:
-    from iclab.cubes import write_cube
-    from iclab.evaluate import DATA_KIND, data_dataset
+    from iclab.cubes import DATA_KIND, write_cube
+    from iclab.datasets import data_dataset
     from iclab.jobs import DataJob
     from iclab.tasks import DATA_STREAMS, eval_set, task_from_dict
 
@@ -77,8 +77,9 @@ def named_paths(items: list[str]) -> dict[str, Path]:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    from iclab.cubes import write_cube
-    from iclab.evaluate import EVAL_KIND, evaluate_setting, load_data
+    from iclab.cubes import EVAL_KIND, write_cube
+    from iclab.datasets import load_data
+    from iclab.evaluate import evaluate_setting
     from iclab.experiments import experiment
     from iclab.experiments.base import Setting
     from iclab.trained import TrainedModel
@@ -109,8 +110,9 @@ def by_spec_hash(paths: list[Path], kind: str) -> dict[str, Path]:
 
 
 def cmd_theory(args: argparse.Namespace) -> None:
-    from iclab.cubes import cube_spec, read_cube, write_cube
-    from iclab.evaluate import DATA_KIND, EVAL_KIND, THEORY_KIND, load_data, theory_dataset
+    from iclab.cubes import DATA_KIND, EVAL_KIND, THEORY_KIND, cube_spec, read_cube, write_cube
+    from iclab.datasets import load_data
+    from iclab.evaluate import theory_dataset
     from iclab.experiments import experiment
     from iclab.experiments.base import Setting
     from iclab.trained import MODEL_KIND, TrainedModel
@@ -130,8 +132,7 @@ def cmd_theory(args: argparse.Namespace) -> None:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
-    from iclab.cubes import read_cube, write_cube
-    from iclab.evaluate import EVAL_KIND, THEORY_KIND, experiment_cube
+    from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, THEORY_KIND, experiment_cube, read_cube, write_cube
 
     cubes = [read_cube(path, kind=EVAL_KIND) for path in args.inputs]
     ds = experiment_cube(cubes, read_cube(args.theory, kind=THEORY_KIND), args.order)
@@ -140,7 +141,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
         "order": args.order,
         "settings": sorted(c.attrs["iclab_spec_hash"] for c in cubes),
     }
-    write_cube(ds, args.out, kind="experiment", spec=spec)
+    write_cube(ds, args.out, kind=EXPERIMENT_KIND, spec=spec)
     log.info("wrote %s from %d settings", args.out, len(cubes))
 
 
@@ -227,14 +228,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     args = parser().parse_args(argv)  # before the heavy imports: --help and usage errors answer at once
-    from iclab.config import ConfigError
-    from iclab.cubes import CubeError
-    from iclab.experiments import ExperimentError
-    from iclab.fit import TrainingDiverged
+    from iclab.errors import IclabError
 
     try:
         args.run(args)
-    except (ConfigError, CubeError, ExperimentError, TrainingDiverged) as err:
+    except IclabError as err:
         log.error("%s", err)
         raise SystemExit(1) from None
 

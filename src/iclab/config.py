@@ -17,13 +17,11 @@ from typing import Any
 import jsonschema
 import yaml
 
+from iclab.errors import ConfigError
+
 PACKAGE = Path(__file__).resolve().parent
 SCHEMA_PATH = PACKAGE / "config.schema.yaml"
 EXPERIMENTS_DIR = PACKAGE / "experiments"
-
-
-class ConfigError(ValueError):
-    """The configuration does not match the schema."""
 
 
 def read_yaml(path: Path) -> Any:

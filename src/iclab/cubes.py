@@ -20,16 +20,17 @@ import numpy as np
 import xarray as xr
 
 from iclab.atomic import atomic_write
+from iclab.errors import CubeError
 from iclab.hashing import canonical_json, spec_hash
 
 ENGINE = "netcdf4"
 KIND_ATTR = "iclab_kind"
 SPEC_ATTR = "iclab_spec"
+DATA_KIND = "eval_set"  # the prompts of a data set
+EVAL_KIND = "evaluation"  # one setting's risks and derived variables
+THEORY_KIND = "theory"  # an experiment's theory, every setting
+EXPERIMENT_KIND = "experiment"  # the experiment cube that figures and tables read
 PACKAGES = ("iclab", "numpy", "torch", "transformers", "xarray", "netCDF4")
-
-
-class CubeError(RuntimeError):
-    """A NetCDF input is missing, unreadable, foreign, or of the wrong kind."""
 
 
 @lru_cache(maxsize=1)
@@ -116,3 +117,8 @@ def combine(cubes: Iterable[xr.Dataset], order: dict[str, list[Any]]) -> xr.Data
     aligned = xr.align(*[c.drop_attrs() for c in cubes], join="outer", exclude=set(order))
     merged = xr.combine_by_coords(aligned, join="outer", compat="no_conflicts", combine_attrs="drop_conflicts")
     return merged.reindex({dim: np.asarray(values) for dim, values in order.items()})
+
+
+def experiment_cube(evaluations: list[xr.Dataset], theory: xr.Dataset, order: dict) -> xr.Dataset:
+    """Every setting's evaluation and the theory in one cube, sweep values as coordinates in ``order``."""
+    return xr.merge([combine(evaluations, order), theory.drop_attrs()], join="outer", compat="no_conflicts")

@@ -19,34 +19,11 @@ import numpy as np
 import xarray as xr
 
 from iclab.baselines import BASELINES, Predictor
-from iclab.cubes import combine, read_cube
+from iclab.cubes import combine
 from iclab.experiments.base import Evaluation, Experiment, Setting, TheoryInputs
 from iclab.models import numpy_predictor
 from iclab.tasks import Batch
 from iclab.trained import TrainedModel
-
-DATA_KIND = "eval_set"
-EVAL_KIND = "evaluation"
-THEORY_KIND = "theory"
-
-
-def data_dataset(batch: Batch) -> xr.Dataset:
-    return xr.Dataset(
-        {
-            "xs": (("prompt", "position", "dim"), batch.xs),
-            "ys": (("prompt", "position"), batch.ys),
-            "beta": (("prompt", "dim"), batch.betas),
-            "covariance": (("prompt", "dim"), batch.covariances),
-        }
-    )
-
-
-def load_data(path, expected_hash: str | None = None) -> Batch:
-    """Read a data set (and check that it was made from the spec of ``expected_hash``)."""
-    ds = read_cube(path, kind=DATA_KIND)
-    if expected_hash is not None and ds.attrs["iclab_spec_hash"] != expected_hash:
-        raise ValueError(f"{path}: data set of spec {ds.attrs['iclab_spec_hash']}, expected {expected_hash}")
-    return Batch(xs=ds.xs.values, ys=ds.ys.values, betas=ds.beta.values, covariances=ds.covariance.values)
 
 
 def predict(predictor: Predictor, batch: Batch, max_points: int | None = None) -> np.ndarray:
@@ -171,8 +148,3 @@ def theory_dataset(
         for setting in settings
     ]
     return combine(parts, order)
-
-
-def experiment_cube(evaluations: list[xr.Dataset], theory: xr.Dataset, order: dict) -> xr.Dataset:
-    """Every setting's evaluation and the theory in one cube, sweep values as coordinates in ``order``."""
-    return xr.merge([combine(evaluations, order), theory.drop_attrs()], join="outer", compat="no_conflicts")

@@ -19,7 +19,6 @@ their Figure 1 (90%, 1000 resamples); only that figure uses it.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 LEVEL = 0.95
 BOOTSTRAP_RESAMPLES = 1000
@@ -28,6 +27,8 @@ BOOTSTRAP_LEVEL = 0.90
 
 def quantile(n_seeds: int, level: float = LEVEL) -> float:
     """Two-sided quantile of the band: Student-t with S − 1 degrees of freedom, normal for S = 1."""
+    from scipy import stats  # here, not at the top: importing it costs every job ~0.7 s
+
     tail = 0.5 + level / 2
     return float(stats.t.ppf(tail, n_seeds - 1) if n_seeds > 1 else stats.norm.ppf(tail))
 

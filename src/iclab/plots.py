@@ -11,7 +11,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 
 from iclab.atomic import atomic_write
 
@@ -33,7 +32,9 @@ LEARNER_LABELS = {
 
 
 def theme() -> None:
-    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.1)
+    """Seaborn's paper look (white grid, colour-blind palette) from matplotlib's own copies of its
+    styles: importing seaborn would cost every figure job about a second."""
+    plt.style.use(["seaborn-v0_8-whitegrid", "seaborn-v0_8-colorblind", "seaborn-v0_8-paper"])
 
 
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:

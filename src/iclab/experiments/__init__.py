@@ -2,7 +2,7 @@
 
 The registry is this folder: every package in it with an ``experiment.py`` is an experiment, named
 by its folder. Nothing is imported at package import, so that figure and table modules stay
-torch-free; ``registry()`` imports and checks every experiment.
+torch-free; ``experiment(name)`` imports and checks one experiment, ``registry()`` every one.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
+from iclab.errors import ExperimentError
+
 HERE = Path(__file__).parent
 PRODUCT_FUNCTIONS = {"figure": "figure", "table": "table"}  # product → function of its module
 THEORY_PACKAGES = ("iclab.experiments", "iclab.theory")  # code that theory hooks may run
-
-
-class ExperimentError(ValueError):
-    """An experiment package breaks the contract (caught when it is registered or swept)."""
 
 
 def names() -> list[str]:
@@ -89,29 +87,28 @@ def product_function(name: str, product: str):
 @cache
 def registry() -> dict:
     """Experiment name → its ``Experiment``, each checked against its package's files."""
+    return {name: experiment(name) for name in names()}
+
+
+@cache
+def experiment(name: str):
+    """The ``Experiment`` of package ``name``, checked against its package's files (importing that
+    package only: a stage of one experiment does not pay for the others' imports)."""
     from iclab.experiments.base import Experiment
 
-    experiments = {}
-    for name in names():
-        experiment = getattr(importlib.import_module(f"{__name__}.{name}.experiment"), "EXPERIMENT", None)
-        if not isinstance(experiment, Experiment):
-            raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
-        if experiment.name != name:
-            raise ExperimentError(f"experiment package {name!r} declares the name {experiment.name!r}")
-        required = [HERE / name / "schema.yaml"] + [product_file(name, product) for product in experiment.products]
-        required += [caption_file(name)] if "figure" in experiment.products else []
-        missing = [path.name for path in required if not path.is_file()]
-        if missing:
-            raise ExperimentError(f"experiment {name!r} lacks {', '.join(missing)} in {HERE / name}")
-        undeclared = [p for p in PRODUCT_FUNCTIONS if p not in experiment.products and product_file(name, p).is_file()]
-        if undeclared:
-            raise ExperimentError(f"experiment {name!r} has {undeclared[0]}.py but does not list it in products")
-        experiments[name] = experiment
-    return experiments
-
-
-def experiment(name: str):
-    experiments = registry()
-    if name not in experiments:
-        raise ValueError(f"unknown experiment {name!r}; allowed: {', '.join(experiments)}")
-    return experiments[name]
+    if name not in names():
+        raise ValueError(f"unknown experiment {name!r}; allowed: {', '.join(names())}")
+    declared = getattr(importlib.import_module(f"{__name__}.{name}.experiment"), "EXPERIMENT", None)
+    if not isinstance(declared, Experiment):
+        raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
+    if declared.name != name:
+        raise ExperimentError(f"experiment package {name!r} declares the name {declared.name!r}")
+    required = [HERE / name / "schema.yaml"] + [product_file(name, product) for product in declared.products]
+    required += [caption_file(name)] if "figure" in declared.products else []
+    missing = [path.name for path in required if not path.is_file()]
+    if missing:
+        raise ExperimentError(f"experiment {name!r} lacks {', '.join(missing)} in {HERE / name}")
+    undeclared = [p for p in PRODUCT_FUNCTIONS if p not in declared.products and product_file(name, p).is_file()]
+    if undeclared:
+        raise ExperimentError(f"experiment {name!r} has {undeclared[0]}.py but does not list it in products")
+    return declared

@@ -6,12 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from iclab.errors import TrainingDiverged
+
 PARAM_PREFIX = "param__"  # final parameters in a model cube
 SNAPSHOT_PREFIX = "snapshot__"  # parameters at chosen training steps, along a ``snapshot`` dimension
-
-
-class TrainingDiverged(RuntimeError):
-    """The training loss became non-finite or grew far above its starting value."""
 
 
 def param_dims(name: str, ndim: int) -> tuple[str, ...]:

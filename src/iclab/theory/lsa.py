@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from iclab.numerics import (
     check_count,
@@ -164,6 +163,8 @@ def integrate_flow(
     if times[-1] == 0:
         states = state0[:, None]  # (d² + 1, 1)
     else:
+        from scipy.integrate import solve_ivp  # here, not at the top: importing it costs every job ~0.6 s
+
         solution = solve_ivp(rhs, (0.0, times[-1]), state0, method="LSODA", t_eval=times, rtol=rtol, atol=rtol * 1e-3)
         if not solution.success:
             raise RuntimeError(f"integrate_flow: solve_ivp failed: {solution.message}")
