@@ -145,6 +145,58 @@ def test_newton_and_gd_converge_to_ols():
     assert_close(estimators.gd(xs, ys, steps=10**10, lr=0.01)[:, D:], expected[:, D:], rtol=1e-9)
 
 
+def per_prefix_weights(weights, xs, ys):
+    """Loop reference: weights(X, y) of the first k examples, for every prompt and prefix: (B, K, d)."""
+    return np.array([[weights(xs[b, :k], ys[b, :k]) for k in range(xs.shape[1])] for b in range(xs.shape[0])])
+
+
+def test_weight_grids_match_loops_at_every_count():
+    xs, ys = make_prompts(12)
+    steps, iterations = [0, 1, 7, 25], [0, 1, 3, 8]
+    grid = estimators.gd_weights(xs, ys, steps=steps, lr=0.05)
+    assert grid.shape == (len(steps), B, K, D)
+    for j, s in enumerate(steps):
+        assert_close(grid[j], per_prefix_weights(lambda X, y: gd_weights(X, y, s, 0.05, False), xs, ys))
+    grid = estimators.newton_weights(xs, ys, iterations=iterations)
+    for j, i in enumerate(iterations):
+        assert_close(grid[j], per_prefix_weights(lambda X, y: newton_weights(X, y, i), xs, ys))
+    assert_close(estimators.ols_weights(xs, ys), per_prefix_weights(ols_weights, xs, ys))
+
+
+def test_newton_converges_to_ols_quadratically():
+    """Newton's relative error to OLS obeys e_{j+1} ≤ C·e_j² at every iteration count, with
+    C = (Σ_i ‖w‖²/w_i²)^½ over the coordinates w_i of w_OLS in the eigenbasis of S = XᵀX (from
+    I − M_{j+1}S = (I − M_jS)²: each coordinate's error squares). Linear convergence (GD) breaks the
+    bound as soon as e_j < rate/C."""
+    xs, ys = make_prompts(13, batch=20, n_points=4 * D)
+    path = estimators.newton_weights(xs, ys, iterations=range(40))[:, :, -1]  # last prefix, (J, B, d)
+    for b in range(xs.shape[0]):
+        X, y = xs[b, :-1], ys[b, :-1]
+        w_ols = ols_weights(X, y)
+        coords = np.linalg.eigh(X.T @ X)[1].T @ w_ols  # (d,)
+        bound = np.sqrt(np.sum(w_ols @ w_ols / coords**2))
+        errors = np.linalg.norm(path[:, b] - w_ols, axis=-1) / np.linalg.norm(w_ols)  # (J,)
+        above_round_off = errors[1:] > 1e-11
+        assert (errors[1:] <= bound * errors[:-1] ** 2 * (1 + 1e-6))[above_round_off].all(), errors
+        assert errors[-1] < 1e-10
+
+
+def test_online_gd_matches_loop_and_fits_each_example_it_takes():
+    xs, ys = make_prompts(14)
+
+    def loop(X, y):
+        w = np.zeros(X.shape[1])
+        for x_i, y_i in zip(X, y):
+            w = w + (y_i - x_i @ w) * x_i / (x_i @ x_i)
+        return w
+
+    weights = estimators.online_gd_weights(xs, ys)
+    assert_close(weights, per_prefix_weights(loop, xs, ys))
+    assert_close(estimators.online_gd(xs, ys), per_prefix(loop, xs, ys))
+    fitted = np.einsum("bkd,bkd->bk", xs[:, :-1], weights[:, 1:])  # x_iᵀw_{i+1}
+    np.testing.assert_allclose(fitted, ys[:, :-1], rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("lr", [0.07, 1e-9])  # a tiny lr·λ must not cancel in the closed form
 def test_one_gd_step_is_gd_beta_from_zero(lr):
     xs, ys = make_prompts(10)
@@ -173,6 +225,7 @@ ALL_ESTIMATORS = {
     "bayes": (estimators.bayes, {"beta_star": np.ones(3), "psi": np.diag([1.0, 2.0, 0.5]), "sigma": 0.3}),
     "gd": (estimators.gd, {"steps": 5, "lr": 0.05, "normalize": True}),
     "newton": (estimators.newton, {"iterations": 4}),
+    "online_gd": (estimators.online_gd, {}),
     "gd_beta": (estimators.gd_beta, {"beta0": np.ones(3), "gamma": np.arange(9.0).reshape(3, 3) / 9}),
 }
 

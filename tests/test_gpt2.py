@@ -135,3 +135,42 @@ def test_evaluation_stops_at_the_positions_the_model_has():
     full, _ = mean_and_sem((predict(numpy_predictor(long, 16), batch) - batch.ys) ** 2)
     assert np.isnan(mean[K - 2 :]).all()
     np.testing.assert_allclose(mean[: K - 2], full[: K - 2], rtol=1e-5)
+
+
+def test_layer_states_end_where_the_model_reads_its_prediction(prompts):
+    """Layer L's state at each x token, through the model's own read-out, is the model's prediction;
+    each layer's state at a position sees only that position's prefix (changing later tokens leaves it)."""
+    from iclab.probing import apply_readouts
+
+    model = build_model(SMALL, D).eval()
+    xs, ys = prompts
+    with torch.no_grad():
+        states = model.layer_states(xs, ys)  # (L+1, B, K, E)
+        assert states.shape == (SMALL["n_layer"] + 1, B, K, SMALL["n_embd"])
+        own = torch.cat([model.read_out.weight[0], model.read_out.bias]).double().numpy()  # (E+1,)
+        readouts = np.tile(own, (len(states), 1))
+        np.testing.assert_allclose(apply_readouts(readouts, states.double().numpy())[-1], model(xs, ys), atol=1e-5)
+        changed = model.layer_states(xs, torch.cat([ys[:, :3], ys[:, 3:] + 1.0], dim=1))
+    np.testing.assert_array_equal(changed[:, :, :4], states[:, :, :4])  # x₃ sees y₀…y₂ only
+    assert not torch.equal(changed[1:, :, 4:], states[1:, :, 4:])
+
+
+def test_query_states_at_the_prompts_own_points_are_its_layer_states(prompts):
+    """A fresh query equal to x_k, after the prompt's first k examples, has x_k's states at every layer;
+    two queries of one prefix do not see each other."""
+    model = build_model(SMALL, D).eval()
+    xs, ys = prompts
+    other = torch.randn(B, K, D)
+    queries = torch.stack([xs, other], dim=2)  # (B, K, T=2, d): the prompt's own x_k, then a fresh one
+    with torch.no_grad():
+        states = model.query_layer_states(xs, ys, queries)  # (L+1, B, K, 2, E)
+        assert states.shape == (SMALL["n_layer"] + 1, B, K, 2, SMALL["n_embd"])
+        np.testing.assert_allclose(states[:, :, :, 0], model.layer_states(xs, ys), atol=1e-5)
+        alone = model.query_layer_states(xs, ys, other[:, :, None])  # the fresh query without the other
+    np.testing.assert_allclose(states[:, :, :, 1], alone[:, :, :, 0], atol=1e-5)
+
+
+def test_probing_a_token_matrix_gpt2_is_refused(prompts):
+    model = build_model({**SMALL, "prompt_format": "token_matrix"}, D)
+    with pytest.raises(ValueError, match="needs prompt_format 'interleaved'"):
+        model.layer_states(*prompts)

@@ -11,6 +11,8 @@ Notation: S_k = Σ_{i<k} x_i x_iᵀ and b_k = Σ_{i<k} x_i y_i (unnormalised
 prefix sums), so that for a prefix X (k, d), y (k,): S_k = XᵀX, b_k = Xᵀy.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from iclab.numerics import (
@@ -34,22 +36,27 @@ def zero(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 
 def ols(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Minimum-norm least squares ŵ = X⁺y on each prefix (the OLS baseline of Fu et al. 2024).
+    """Minimum-norm least squares ŵ = X⁺y on each prefix (the OLS baseline of Fu et al. 2024)."""
+    return predict_linear(xs, ols_weights(xs, ys))
+
+
+def ols_weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """The weights ŵ_k = X_k⁺y_k of ``ols`` on each prefix: (B, K, d).
 
     Pseudo-inverse of the prefix X itself (not of XᵀX), with lstsq's cut-off
     max(k, d)·eps on singular values, so it is exact also for k < d and k ≈ d.
-    Position 0 predicts 0.
+    Position 0 has ŵ = 0.
     """
     xs, ys = check_prompts(xs, ys)
 
-    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    def weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         w = np.zeros(xs.shape)  # (b, K, d); w[:, 0] = 0
         for k in range(1, xs.shape[1]):
             pinv = np.linalg.pinv(xs[:, :k], rtol=None)  # (b, d, k)
             w[:, k] = np.einsum("bdk,bk->bd", pinv, ys[:, :k])
-        return _predict_linear(xs, w)
+        return w
 
-    return map_chunks(predict, xs, ys)
+    return map_chunks(weights, xs, ys)
 
 
 def ridge(xs: np.ndarray, ys: np.ndarray, *, lam: float) -> np.ndarray:
@@ -64,7 +71,7 @@ def ridge(xs: np.ndarray, ys: np.ndarray, *, lam: float) -> np.ndarray:
     def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         gram, moment = prefix_gram(xs), prefix_moment(xs, ys)  # (b, K, d, d), (b, K, d)
         w = _solve(gram + lam * np.eye(xs.shape[2]), moment)  # (b, K, d)
-        return _predict_linear(xs, w)
+        return predict_linear(xs, w)
 
     return map_chunks(predict, xs, ys)
 
@@ -94,7 +101,7 @@ def bayes(
         gram, moment = prefix_gram(xs), prefix_moment(xs, ys)  # (b, K, d, d), (b, K, d)
         precision = gram / sigma**2 + psi_inv  # (b, K, d, d)
         mean = _solve(precision, moment / sigma**2 + psi_inv @ beta_star)  # (b, K, d)
-        return _predict_linear(xs, mean)
+        return predict_linear(xs, mean)
 
     return map_chunks(predict, xs, ys)
 
@@ -107,59 +114,109 @@ def gd(
     lr: float,
     normalize: bool = False,
 ) -> np.ndarray:
-    """`steps` steps of gradient descent from w = 0 on ½‖Xw − y‖² (the GD baseline of Fu et al. 2024).
+    """`steps` steps of gradient descent from w = 0 on ½‖Xw − y‖² (the GD baseline of Fu et al. 2024)."""
+    steps = check_count("steps", steps)
+    return predict_linear(xs, gd_weights(xs, ys, steps=[steps], lr=lr, normalize=normalize)[0])
+
+
+def gd_weights(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    *,
+    steps: Sequence[int],
+    lr: float,
+    normalize: bool = False,
+) -> np.ndarray:
+    """The weights of ``gd`` after each step count in ``steps``, on each prefix: (J, B, K, d).
 
     Their update w ← w − lr·(Sw − b), with S = XᵀX, b = Xᵀy of the prefix; with
     normalize=True the gradient is divided by the prefix length k (S/k, b/k).
     Unrolling the recursion gives w = lr·Σ_{s<steps}(I − lr·S)^s b, which is
-    evaluated in closed form on the eigenvalues of S, so the cost does not grow
-    with `steps`. A divergent lr (lr·λ_max > 2 for the, possibly normalised, S)
-    yields huge or inf values, as the iteration would. Position 0 predicts 0.
+    evaluated in closed form on the eigenvalues of S: one eigendecomposition per
+    prefix serves every step count, and the cost does not grow with the counts.
+    A divergent lr (lr·λ_max > 2 for the, possibly normalised, S) yields huge or
+    inf values, as the iteration would. Position 0 has w = 0.
     """
     xs, ys = check_prompts(xs, ys)
-    steps = check_count("steps", steps)
+    steps = [check_count("steps", s) for s in steps]
     lr = check_finite("lr", lr)
 
-    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    def weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         gram, moment = prefix_gram(xs), prefix_moment(xs, ys)  # (b, K, d, d), (b, K, d)
         if normalize:
             k = np.maximum(np.arange(xs.shape[1]), 1)  # (K,)
             gram, moment = gram / k[:, None, None], moment / k[:, None]
         eigvals, eigvecs = np.linalg.eigh(gram)  # (b, K, d), (b, K, d, d)
-        gain = lr * _geometric_sum(lr * eigvals, steps)  # (b, K, d)
-        return _predict_linear(xs, _spectral_apply(eigvecs, gain, moment))
+        gains = np.stack([lr * _geometric_sum(lr * eigvals, s) for s in steps], axis=1)  # (b, J, K, d)
+        return _spectral_apply(eigvecs[:, None], gains, moment[:, None])  # (b, J, K, d)
 
-    return map_chunks(predict, xs, ys)
+    return map_chunks(weights, xs, ys).swapaxes(0, 1)
 
 
 def newton(xs: np.ndarray, ys: np.ndarray, *, iterations: int) -> np.ndarray:
-    """Iterative Newton's method for the prefix OLS solution (Fu et al. 2024, their baseline).
+    """Iterative Newton's method for the prefix OLS solution (Fu et al. 2024, their baseline)."""
+    iterations = check_count("iterations", iterations)
+    return predict_linear(xs, newton_weights(xs, ys, iterations=[iterations])[0])
 
-    S = XᵀX, M₀ = αS, M_{j+1} = 2M_j − M_j S M_j, prediction with w = M_j Xᵀy
-    after j = `iterations` updates (0 gives M₀). α = 1/‖SSᵀ‖_F as in the
-    authors' code. The paper writes α = 2/‖SSᵀ‖₂, but since
-    I − M_{j+1}S = (I − M_jS)², that α puts the top eigendirection of S on the
-    convergence boundary (error −1 there, forever); any α in (0, 2/‖SSᵀ‖₂)
-    converges quadratically and 1/‖SSᵀ‖_F ≤ 1/‖SSᵀ‖₂ lies inside.
+
+def newton_weights(xs: np.ndarray, ys: np.ndarray, *, iterations: Sequence[int]) -> np.ndarray:
+    """The weights of ``newton`` after each count in ``iterations``, on each prefix: (J, B, K, d).
+
+    S = XᵀX, M₀ = αS, M_{j+1} = 2M_j − M_j S M_j, weights w = M_j Xᵀy after
+    j updates (0 gives M₀). α = 1/‖SSᵀ‖_F as in the authors' code. The paper
+    writes α = 2/‖SSᵀ‖₂, but since I − M_{j+1}S = (I − M_jS)², that α puts the
+    top eigendirection of S on the convergence boundary (error −1 there,
+    forever); any α in (0, 2/‖SSᵀ‖₂) converges quadratically and
+    1/‖SSᵀ‖_F ≤ 1/‖SSᵀ‖₂ lies inside.
 
     From the recursion, an eigenvalue λ of S gets M_j-eigenvalue
     (1 − (1 − αλ²)^(2^j))/λ = αλ·Σ_{s<2^j}(1 − αλ²)^s, evaluated in closed
-    form on the eigendecomposition of S; this is the iteration's exact value,
-    without the round-off that repeated products amplify on the null space of
-    S when k < d. Position 0 (S = 0) predicts 0.
+    form on the eigendecomposition of S (one per prefix for every count); this
+    is the iteration's exact value, without the round-off that repeated
+    products amplify on the null space of S when k < d. Position 0 (S = 0) has w = 0.
     """
     xs, ys = check_prompts(xs, ys)
-    iterations = check_count("iterations", iterations)
+    iterations = [check_count("iterations", j) for j in iterations]
 
-    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    def weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         gram, moment = prefix_gram(xs), prefix_moment(xs, ys)  # (b, K, d, d), (b, K, d)
         eigvals, eigvecs = np.linalg.eigh(gram)  # (b, K, d), (b, K, d, d)
         norm = np.sqrt(np.sum(eigvals**4, axis=-1, keepdims=True))  # ‖SSᵀ‖_F, (b, K, 1)
         alpha = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)  # (b, K, 1)
-        gain = alpha * eigvals * _geometric_sum(alpha * eigvals**2, 2.0**iterations)  # (b, K, d)
-        return _predict_linear(xs, _spectral_apply(eigvecs, gain, moment))
+        gains = np.stack(
+            [alpha * eigvals * _geometric_sum(alpha * eigvals**2, 2.0**j) for j in iterations], axis=1
+        )  # (b, J, K, d)
+        return _spectral_apply(eigvecs[:, None], gains, moment[:, None])  # (b, J, K, d)
 
-    return map_chunks(predict, xs, ys)
+    return map_chunks(weights, xs, ys).swapaxes(0, 1)
+
+
+def online_gd(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """One pass of online gradient descent with step 1/‖x_i‖² (the online GD baseline of Fu et al. 2024)."""
+    return predict_linear(xs, online_gd_weights(xs, ys))
+
+
+def online_gd_weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """The weights of ``online_gd`` on each prefix: (B, K, d).
+
+    From w₀ = 0, example i moves w_i to w_{i+1} = w_i + (y_i − x_iᵀw_i)·x_i/‖x_i‖²: it fits
+    example i exactly (the normalised LMS, or Kaczmarz, step). Position k has w_k, the
+    weights after the first k examples. The recursion runs over positions (each step needs
+    the last), vectorised over prompts; one pass gives every prefix.
+    """
+    xs, ys = check_prompts(xs, ys)
+
+    def weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        w = np.zeros(xs.shape)  # (b, K, d); w[:, 0] = 0
+        for k in range(xs.shape[1] - 1):
+            x = xs[:, k]  # (b, d)
+            norm2 = np.sum(x * x, axis=-1)  # (b,)
+            residual = ys[:, k] - np.sum(x * w[:, k], axis=-1)  # (b,)
+            step = np.divide(residual, norm2, out=np.zeros_like(norm2), where=norm2 > 0)  # (b,)
+            w[:, k + 1] = w[:, k] + step[:, None] * x
+        return w
+
+    return map_chunks(weights, xs, ys)
 
 
 def gd_beta(
@@ -185,7 +242,7 @@ def gd_beta(
         moment = prefix_moment(xs, residual)  # (b, K, d)
         k = np.maximum(np.arange(xs.shape[1]), 1)  # (K,)
         w = beta0 + (moment / k[:, None]) @ gamma.T  # (b, K, d)
-        return _predict_linear(xs, w)
+        return predict_linear(xs, w)
 
     return map_chunks(predict, xs, ys)
 
@@ -193,9 +250,9 @@ def gd_beta(
 # ---------------------------------------------------------------- helpers
 
 
-def _predict_linear(xs: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Row-wise inner products x_kᵀw_k: (b, K, d), (b, K, d) → (b, K)."""
-    return np.einsum("bkd,bkd->bk", xs, w)
+def predict_linear(xs: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Row-wise inner products x_kᵀw_k: (b, K, d), (..., b, K, d) → (..., b, K)."""
+    return np.einsum("bkd,...bkd->...bk", xs, w)
 
 
 def _solve(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:

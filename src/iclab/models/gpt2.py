@@ -87,6 +87,36 @@ class GPT2Learner(nn.Module):
         out = self.backbone(inputs_embeds=self.read_in(self.embed(xs, ys)), output_hidden_states=True)
         return torch.stack(out.hidden_states)
 
+    def layer_states(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+        """The residual stream where position k's prediction is read (its x token), every layer:
+        (L+1, B, K, n_embd). Index 0 is the embedding; only index L carries the final LayerNorm
+        (as transformers returns it), so ``read_out`` on index L is the model's own prediction."""
+        self.require_interleaved("layer_states")
+        return self.hidden_states(xs, ys)[:, :, 0::2]
+
+    def query_layer_states(self, xs: torch.Tensor, ys: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
+        """``layer_states`` at T fresh queries given each prefix as context: queries (B, K, T, d) →
+        (L+1, B, K, T, n_embd). Query j at position k sees x₀, y₀, …, x_{k−1}, y_{k−1} and itself, as
+        x_k would; one forward pass per prefix length over the B·T prompts."""
+        self.require_interleaved("query_layer_states")
+        b, n_points, t, d = queries.shape
+        per_prefix = []
+        for k in range(n_points):
+            context_x = xs[:, :k].repeat_interleave(t, dim=0)  # (B·T, k, d)
+            context_y = ys[:, :k].repeat_interleave(t, dim=0)  # (B·T, k)
+            prompt_x = torch.cat([context_x, queries[:, k].reshape(b * t, 1, d)], dim=1)  # (B·T, k+1, d)
+            prompt_y = torch.cat([context_y, context_y.new_zeros(b * t, 1)], dim=1)  # (B·T, k+1): its label unseen
+            states = self.hidden_states(prompt_x, prompt_y)[:, :, 2 * k]  # (L+1, B·T, E): at the query's token
+            per_prefix.append(states.reshape(len(states), b, t, -1))
+        return torch.stack(per_prefix, dim=2)  # (L+1, B, K, T, E)
+
+    def require_interleaved(self, what: str) -> None:
+        if self.prompt_format != "interleaved":
+            raise ValueError(
+                f"{what} needs prompt_format 'interleaved' (one token per x, where its prediction is read), "
+                f"got {self.prompt_format!r}"
+            )
+
     def final_states(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         """Last layer's output (with the final LayerNorm) at every token: (B, T, n_embd)."""
         return self.backbone(inputs_embeds=self.read_in(self.embed(xs, ys))).last_hidden_state
