@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from iclab.evaluate import binned_stats, mean_and_sem
+from iclab.evaluate import binned_stats
+from iclab.intervals import mean_and_sem
 from iclab.experiments.base import log_position_bins
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclab.evaluate import mean_and_sem, predict
+from iclab.evaluate import predict
+from iclab.intervals import mean_and_sem
 from iclab.fit.sgd import curriculum_stage, train
 from iclab.jobs import TrainJob
 from iclab.models import build_model, numpy_predictor

@@ -26,6 +26,9 @@ from iclab.config import load
 from iclab.cubes import read_cube
 from iclab.datasets import load_data
 from iclab.evaluate import evaluate_setting
+from iclab.experiments.base import Evaluation
+from iclab.experiments.probe_layers.experiment import layer_predictions
+from iclab.models import numpy_predictor
 from iclab.plan import build_plan
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"
@@ -204,8 +207,9 @@ def drawn_figure(finished_run: Path, name: str, tmp_path: Path, monkeypatch):
 
 
 def finite_data(ax) -> bool:
-    """Whether a panel shows any finite data: a line, a band or markers, or a bar."""
+    """Whether a panel shows any finite data: a line, a band or markers, a bar, or an image (heatmap)."""
     arrays = [line.get_xydata() for line in ax.get_lines()]
+    arrays += [np.ma.filled(image.get_array().astype(float), np.nan) for image in ax.images]
     arrays += [path.vertices for c in ax.collections for path in c.get_paths()]
     arrays += [np.asarray(c.get_offsets()) for c in ax.collections]
     arrays += [np.array([[p.get_height()]]) for p in ax.patches]
@@ -272,6 +276,55 @@ def test_evaluation_runs_each_trained_model_once_per_chunk(finished_run: Path, n
         chunk_size = math.ceil(len(data["eval"].ys) / 3)  # three chunks of prompts per model
         evaluate_setting(experiment(name), setting, data, models, chunk_size=chunk_size)
         assert models and dict(calls) == {key: 3 for key in models}, setting.coords
+
+
+def reevaluate(run: Path, name: str) -> tuple:
+    """The one setting of experiment ``name`` evaluated again from the run's files, beside its cube."""
+    from iclab.experiments import experiment
+    from iclab.trained import TrainedModel
+
+    (setting,) = build_plan(load(TINY)).settings[name].values()
+    results = run / "results"
+    data = {key: load_data(results / f"data/{h}.nc", h) for key, h in setting.data.items()}
+    models = {(m["label"], m["seed"]): TrainedModel.open(results / f"models/{m['hash']}.nc") for m in setting.models}
+    return evaluate_setting(experiment(name), setting, data, models), cube_of(run, name), (setting, data, models)
+
+
+@pytest.mark.e2e
+def test_probes_and_similarities_are_deterministic_and_consistent(finished_run: Path):
+    """Evaluating the probe experiments again gives bit-identical probes and similarities; the table is
+    the cube's best counts; the two experiments' probes (the same model, data and readouts) agree."""
+    again, cube, _ = reevaluate(finished_run, "probe_similarity")
+    for name in ("soe_newton", "siw_gd", "soe_online_gd", "output_soe_newton"):
+        np.testing.assert_array_equal(again[name].values, cube[name].values)
+    table = pd.read_csv(finished_run / "results/tables/probe_similarity.csv")
+    at = cube.isel(d=0).mean("seed")
+    assert table["Newton"][0] == pytest.approx(float(at.output_soe_newton.max()), rel=1e-12)
+    assert table["GD steps"][0] == int(at.gd_steps[at.output_soe_gd.argmax()])
+    layers, probe_cube, (setting, data, models) = reevaluate(finished_run, "probe_layers")
+    np.testing.assert_array_equal(layers.probe_risk.values, probe_cube.probe_risk.values)
+    # the last layer's probe (fitted on other prompts) and the model's own read-out of the same states:
+    # their paired errors agree within 4 standard errors at every position
+    batch = data["eval"]
+    own = models["gpt2", 0].module
+    evaluation = Evaluation(setting=setting, data=data, predictions={}, models=models)
+    last = layer_predictions(evaluation)[0, -1]  # (B, K)
+    own_predictions = numpy_predictor(own, 256)(batch.xs, batch.ys)
+    gap = (last - batch.ys) ** 2 - (own_predictions - batch.ys) ** 2  # (B, K)
+    within(gap.mean(axis=0), 0.0, gap.std(axis=0, ddof=1) / np.sqrt(len(gap)), "last probe vs model")
+    # Newton's risk at each count is the risk of the literal iteration on the evaluation prompts
+    for j in probe_cube.newton_iterations.values:
+        manual = np.zeros(batch.ys.shape)
+        for b in range(len(batch.ys)):
+            for k in range(1, batch.ys.shape[1]):
+                X, y = batch.xs[b, :k], batch.ys[b, :k]
+                S = X.T @ X
+                M = S / np.linalg.norm(S @ S.T, "fro")
+                for _ in range(j):
+                    M = 2 * M - M @ S @ M
+                manual[b, k] = batch.xs[b, k] @ M @ X.T @ y
+        expected = np.mean((manual - batch.ys) ** 2, axis=0)
+        np.testing.assert_allclose(probe_cube.newton_risk.sel(newton_iterations=j).squeeze(), expected, rtol=1e-8)
 
 
 @pytest.mark.e2e

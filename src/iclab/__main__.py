@@ -132,10 +132,13 @@ def cmd_theory(args: argparse.Namespace) -> None:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
+    import xarray as xr
+
     from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, THEORY_KIND, experiment_cube, read_cube, write_cube
 
     cubes = [read_cube(path, kind=EVAL_KIND) for path in args.inputs]
-    ds = experiment_cube(cubes, read_cube(args.theory, kind=THEORY_KIND), args.order)
+    theory = xr.Dataset() if args.theory is None else read_cube(args.theory, kind=THEORY_KIND)
+    ds = experiment_cube(cubes, theory, args.order)
     spec = {
         "experiment": args.experiment,
         "order": args.order,
@@ -207,7 +210,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--experiment", required=True)
     s.add_argument("--order", type=json_arg, required=True, help="sweep dimension -> values, in config order")
     s.add_argument("--inputs", type=Path, nargs="+", required=True)
-    s.add_argument("--theory", type=Path, required=True)
+    s.add_argument("--theory", type=Path, default=None, help="the theory cube (none without a theory hook)")
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=cmd_aggregate)
 

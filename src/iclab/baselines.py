@@ -53,12 +53,18 @@ def zero(task: LinearTask) -> Predictor:
     return estimators.zero
 
 
+def online_gd(task: LinearTask) -> Predictor:
+    """One pass of online GD with step 1/‖x_i‖² (Fu et al. 2024's online baseline)."""
+    return estimators.online_gd
+
+
 BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "bayes": bayes,
     "gd_beta_optimal": gd_beta_optimal,
     "ridge": ridge,
     "ols": ols,
     "zero": zero,
+    "online_gd": online_gd,
     "krr": prompt_only.krr,
     "two_layer_net": prompt_only.two_layer_net,
 }

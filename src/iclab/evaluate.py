@@ -21,6 +21,7 @@ import xarray as xr
 from iclab.baselines import BASELINES, Predictor
 from iclab.cubes import combine
 from iclab.experiments.base import Evaluation, Experiment, Setting, TheoryInputs
+from iclab.intervals import mean_and_sem
 from iclab.models import numpy_predictor
 from iclab.tasks import Batch
 from iclab.trained import TrainedModel
@@ -38,11 +39,6 @@ def predict(predictor: Predictor, batch: Batch, max_points: int | None = None) -
     out = np.full((b, k_all), np.nan)
     out[:, :k] = predictor(batch.xs[:, :k], batch.ys[:, :k])
     return out
-
-
-def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean over prompts (axis 0) and its standard error; NaN where a prompt has NaN."""
-    return samples.mean(axis=0), samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
 
 
 def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -83,7 +79,7 @@ def evaluate_setting(
     if experiment.position_bins is not None:
         ds = ds.merge(binned_dataset(errors, learners, seeds, experiment.position_bins(batch.ys.shape[1])))
     if experiment.derived is not None:
-        extra = experiment.derived(Evaluation(setting=setting, data=data, predictions=predictions))
+        extra = experiment.derived(Evaluation(setting=setting, data=data, predictions=predictions, models=models))
         ds = xr.merge([ds, extra], join="exact", compat="no_conflicts")
     return with_sweep_coords(ds, setting)
 

@@ -25,6 +25,11 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_LEVEL = 0.90
 
 
+def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over prompts (axis 0) and its standard error; NaN where a prompt has NaN."""
+    return samples.mean(axis=0), samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
+
+
 def quantile(n_seeds: int, level: float = LEVEL) -> float:
     """Two-sided quantile of the band: Student-t with S − 1 degrees of freedom, normal for S = 1."""
     from scipy import stats  # here, not at the top: importing it costs every job ~0.7 s

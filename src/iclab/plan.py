@@ -63,6 +63,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                     task=data["eval"].task,
                     models=models,
                     baselines=list(exp_cfg.get("baselines", [])),
+                    analysis=point.analysis,
                 )
             )
     return plan

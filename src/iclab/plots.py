@@ -28,6 +28,7 @@ LEARNER_LABELS = {
     "ridge": "ridge",
     "ols": "least squares",
     "zero": "zero",
+    "online_gd": "online GD (step 1/‖x‖²)",
 }
 
 

@@ -13,6 +13,8 @@ depends on which model it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 RIDGE = 1e-8  # relative to the states' mean Gram eigenvalue: acts only on directions the states barely use
@@ -49,3 +51,15 @@ def apply_readouts(readouts: np.ndarray, states: np.ndarray) -> np.ndarray:
     flat = states.reshape(n_layers, -1, e)  # (L+1, P, E)
     out = np.einsum("lpe,le->lp", flat, readouts[:, :e]) + readouts[:, e:]  # (L+1, P)
     return out.reshape(states.shape[:-1])
+
+
+def probe_predictions(
+    layer_states: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    fit: tuple[np.ndarray, np.ndarray],
+    evaluate: tuple[np.ndarray, np.ndarray],
+    ridge: float = RIDGE,
+) -> np.ndarray:
+    """Every layer's readout, fitted on the prompts ``fit`` = (xs, ys), predicting on ``evaluate``:
+    (L+1, B, K). ``layer_states(xs, ys)`` → (L+1, B, K, E) is the learner's (e.g. ``numpy_layer_states``)."""
+    readouts = fit_readouts(layer_states(*fit), fit[1], ridge)
+    return apply_readouts(readouts, layer_states(*evaluate))

@@ -61,6 +61,13 @@ def theory_code(name):
     return [str(p) for p in experiments.theory_code(name)]
 
 
+def theory_input(wildcards):
+    """The theory cube of an experiment that has a theory hook; none (and no theory job) otherwise."""
+    if experiments.experiment(wildcards.experiment).theory is None:
+        return []
+    return [f"results/theory/{wildcards.experiment}.nc"]
+
+
 def all_targets():
     """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments."""
     registry = experiments.registry()

@@ -54,7 +54,7 @@ rule aggregate:
     """All settings and the theory of an experiment in one cube, sweep values as coordinates in config order."""
     input:
         evaluations=lambda w: [eval_path(w.experiment, s.hash) for s in settings_of(w)],
-        theory="results/theory/{experiment}.nc",
+        theory=theory_input,
     output:
         "results/cubes/{experiment}.nc",
     log:
@@ -64,8 +64,9 @@ rule aggregate:
     threads: 1
     params:
         order=lambda w: canonical_json(PLAN.order[w.experiment]),
+        theory=lambda w, input: f"--theory {input.theory}" if input.theory else "",
     conda:
         ENV
     shell:
         "python -m iclab aggregate --experiment {wildcards.experiment} --order {params.order:q}"
-        " --inputs {input.evaluations} --theory {input.theory} --out {output} > {log} 2>&1"
+        " --inputs {input.evaluations} {params.theory} --out {output} > {log} 2>&1"

@@ -10,11 +10,14 @@ Per sweep point the pipeline makes the data sets the point asks for, trains its 
 across experiments by the hash of their training spec), and evaluates every learner once on the
 evaluation set. Hooks:
 - ``derived(evaluation)``: variables computed from the predictions that evaluation made (once per
-  learner and seed), in the evaluate job;
+  learner and seed), or from the trained models themselves (per-layer probes), in the evaluate job;
 - ``theory(inputs)``: theory curves and read-outs of the trained weights, from the point's specs,
   data sets and model cubes, in a separate cheap job whose inputs include the experiment's code
-  (editing a theory function reruns it, never the training or the evaluation);
+  (editing a theory function reruns it, never the training or the evaluation); an experiment
+  without one has no theory job;
 - ``position_bins(n_points)``: bins of positions over which the evaluation also pools the risk.
+A sweep point's ``analysis`` (JSON) carries config options of these hooks (e.g. an algorithm's
+iteration grid) into its setting, so that changing them reruns its evaluation.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class SweepPoint:
     eval_task: dict[str, Any] | None = None  # task of the evaluation set, if not ``task`` (e.g. longer prompts)
     model_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own ``train``
     extra_data: dict[str, DataRequest] = field(default_factory=dict)  # name → an extra data set
+    analysis: dict[str, Any] = field(default_factory=dict)  # JSON options of ``derived`` and ``theory``
 
     def train_for(self, model: dict[str, Any]) -> dict[str, Any]:
         """The training config of one of ``models`` (its own, or the point's shared ``train``)."""
@@ -74,9 +78,10 @@ class Setting:
     task: dict[str, Any]  # task of the evaluation set
     models: list[dict[str, Any]]
     baselines: list[str]
+    analysis: dict[str, Any] = field(default_factory=dict)  # the sweep point's options of derived and theory
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        spec = {
             "experiment": self.experiment,
             "coords": self.coords,
             "data": self.data,
@@ -84,6 +89,7 @@ class Setting:
             "models": self.models,
             "baselines": self.baselines,
         }
+        return spec | ({"analysis": self.analysis} if self.analysis else {})  # without: the hashes of before
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> Setting:
@@ -119,12 +125,14 @@ class Setting:
 
 @dataclass
 class Evaluation:
-    """What the evaluate job hands to ``derived``: the setting, its data sets, and the predictions
-    of every learner (B, K) by (learner, seed); baselines are keyed with seed None."""
+    """What the evaluate job hands to ``derived``: the setting, its data sets, the predictions of
+    every learner (B, K) by (learner, seed) (baselines are keyed with seed None), and the trained
+    models by (learner, seed), for variables that need more than predictions (per-layer probes)."""
 
     setting: Setting
     data: dict[str, Batch]
     predictions: dict[tuple[str, int | None], np.ndarray]
+    models: dict[tuple[str, int], TrainedModel] = field(default_factory=dict)
 
     @property
     def batch(self) -> Batch:
@@ -133,6 +141,10 @@ class Evaluation:
     def trained(self, label: str) -> np.ndarray:
         """Predictions of trained learner ``label`` for every seed of the setting: (S, B, K)."""
         return np.stack([self.predictions[label, seed] for seed in self.setting.seeds])
+
+    def trained_models(self, label: str) -> list[TrainedModel]:
+        """The trained models of learner ``label``, one per seed of the setting (seed order)."""
+        return [self.models[label, seed] for seed in self.setting.seeds]
 
 
 @dataclass

@@ -57,17 +57,32 @@ def default_device() -> torch.device:
 
 
 def numpy_predictor(model: nn.Module, chunk_size: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """Wrap a torch model as a float64 numpy predictor, ``chunk_size`` prompts per forward pass."""
+    """Wrap a torch model as a float64 numpy predictor (B, K), ``chunk_size`` prompts per forward pass."""
+    return _in_chunks(model, next(model.parameters()).device, chunk_size, axis=0)
 
-    device = next(model.parameters()).device
 
-    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+def numpy_layer_states(model: nn.Module, chunk_size: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Wrap a model's ``layer_states`` as a float64 numpy function (L+1, B, K, E), ``chunk_size``
+    prompts per forward pass (for per-layer probes)."""
+    return _in_chunks(model.layer_states, next(model.parameters()).device, chunk_size, axis=1)
+
+
+def numpy_query_layer_states(model: nn.Module, chunk_size: int) -> Callable[..., np.ndarray]:
+    """Wrap a model's ``query_layer_states`` (xs, ys, queries (B, K, T, d)) as a float64 numpy
+    function (L+1, B, K, T, E), ``chunk_size`` prompts at a time."""
+    return _in_chunks(model.query_layer_states, next(model.parameters()).device, chunk_size, axis=1)
+
+
+def _in_chunks(fn: Callable, device: torch.device, chunk_size: int, axis: int) -> Callable:
+    """numpy arrays in, each with the prompts on its first axis; ``fn`` on float32 blocks of
+    ``chunk_size`` prompts, without gradients; the float64 results joined along their prompt ``axis``."""
+
+    def apply(*arrays: np.ndarray) -> np.ndarray:
         out = []
         with torch.no_grad():
-            for start in range(0, len(xs), chunk_size):
-                x = torch.as_tensor(xs[start : start + chunk_size], dtype=torch.float32, device=device)  # (b, K, d)
-                y = torch.as_tensor(ys[start : start + chunk_size], dtype=torch.float32, device=device)  # (b, K)
-                out.append(model(x, y).double().cpu().numpy())
-        return np.concatenate(out)  # (B, K)
+            for start in range(0, len(arrays[0]), chunk_size):
+                block = [torch.as_tensor(a[start : start + chunk_size], dtype=torch.float32, device=device) for a in arrays]
+                out.append(fn(*block).double().cpu().numpy())
+        return np.concatenate(out, axis=axis)
 
-    return predict
+    return apply

@@ -22,9 +22,10 @@ STAGE1_STREAM = 3  # two-stage model: prompts of the stage-1 gradient step
 STAGE2_STREAM = 4  # two-stage model: prompts of the stage-2 ridge fit
 HOLDOUT_STREAM = 5  # prompts on which test-prompt-only baselines tune their hyperparameters
 PROBE_STREAM = 6  # extra data sets of a sweep point (e.g. prompts that fit per-layer probes)
+QUERY_STREAM = 7  # a second extra data set (e.g. fresh queries for induced weights), independent of ``probe``
 
 # Data sets a sweep point can ask for, by the stream their prompts come from.
-DATA_STREAMS = {"eval": EVAL_STREAM, "probe": PROBE_STREAM}
+DATA_STREAMS = {"eval": EVAL_STREAM, "probe": PROBE_STREAM, "queries": QUERY_STREAM}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""Fu, Chen, Jia, Sharan 2024, Section 4 and Table 1: how alike each layer of a GPT-2 (its linear
+probe) is to iterative Newton, gradient descent and online GD, by Similarity of Errors and of
+Induced Weights, at every count of each algorithm's grid; the best-matching count per layer
+(their Def. 3.4); and the GPT-2 output's similarity to each algorithm (their Table 1).
+
+The sweep point, model and data sets are ``probe_layers``'s (shared by hash), plus ``queries``:
+fresh queries (``queries_per_prefix`` per prefix) for the induced weights of ``weights_prompts``
+evaluation prompts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from iclab import estimators
+from iclab.experiments.base import Evaluation, Experiment
+from iclab.experiments.probe_layers.experiment import CHUNK, LABEL, check_gd_lr, sweep
+from iclab.models import numpy_layer_states, numpy_query_layer_states
+from iclab.probing import apply_readouts, fit_readouts
+from iclab.similarity import errors_similarity, induced_weights, weights_similarity
+
+
+def algorithm_weights(xs: np.ndarray, ys: np.ndarray, options: dict) -> dict[str, np.ndarray]:
+    """Each algorithm's weights at every count of its grid: name → (J, B, K, d)."""
+    return {
+        "newton": estimators.newton_weights(xs, ys, iterations=options["newton_iterations"]),
+        "gd": estimators.gd_weights(xs, ys, steps=options["gd_steps"], lr=options["gd_lr"]),
+        "online_gd": estimators.online_gd_weights(xs, ys)[None],
+        "ols": estimators.ols_weights(xs, ys)[None],
+    }
+
+
+def fresh_queries(evaluation: Evaluation, n_prompts: int) -> np.ndarray:
+    """The ``queries`` data set as T fresh queries per prefix of the first prompts: (W, K, T, d)."""
+    xs = evaluation.data["queries"].xs  # (W·T, K, d)
+    return xs.reshape(n_prompts, -1, *xs.shape[1:]).transpose(0, 2, 1, 3)
+
+
+def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries: np.ndarray) -> dict[str, np.ndarray]:
+    """One trained model's layers (and output) against every algorithm: name → (L+1, J) or (1, J)."""
+    batch, fit, w = evaluation.batch, evaluation.data["probe"], len(queries)
+    states = numpy_layer_states(model.module, CHUNK)
+    readouts = fit_readouts(states(fit.xs, fit.ys), fit.ys)  # (L+1, E+1)
+    layers = apply_readouts(readouts, states(batch.xs, batch.ys))  # (L+1, B, K)
+    query_states = numpy_query_layer_states(model.module, CHUNK)(batch.xs[:w], batch.ys[:w], queries)
+    layer_weights = induced_weights(queries, apply_readouts(readouts, query_states))  # (L+1, W, K, d)
+    own = evaluation.predictions[model.label, model.seed][None]  # (1, B, K)
+    out = {}
+    for name, weights in algorithms.items():
+        predictions = estimators.predict_linear(batch.xs, weights)  # (J, B, K)
+        out[f"soe_{name}"] = errors_similarity(layers, predictions, batch.ys)
+        out[f"siw_{name}"] = weights_similarity(layer_weights, weights[:, :w])
+        out[f"output_soe_{name}"] = errors_similarity(own, predictions, batch.ys)[0]
+    return out
+
+
+def derived(evaluation: Evaluation) -> xr.Dataset:
+    batch, options = evaluation.batch, evaluation.setting.analysis
+    check_gd_lr(batch.xs, options["gd_lr"])
+    algorithms = algorithm_weights(batch.xs, batch.ys, options)
+    queries = fresh_queries(evaluation, options["weights_prompts"])
+    per_seed = [model_similarities(evaluation, m, algorithms, queries) for m in evaluation.trained_models(LABEL)]
+    grids = {"newton": ("newton_iterations",), "gd": ("gd_steps",), "online_gd": (), "ols": ()}
+    data = {}
+    for name, grid in grids.items():
+        for measure in ("soe", "siw"):
+            values = np.stack([s[f"{measure}_{name}"] for s in per_seed])  # (S, L+1, J)
+            data[f"{measure}_{name}"] = (("seed", "layer", *grid), values if grid else values[..., 0])
+        output = np.stack([s[f"output_soe_{name}"] for s in per_seed])  # (S, J)
+        data[f"output_soe_{name}"] = (("seed", *grid), output if grid else output[:, 0])
+    return xr.Dataset(
+        data,
+        coords={
+            "seed": evaluation.setting.seeds,
+            "layer": np.arange(data["soe_newton"][1].shape[1]),
+            "newton_iterations": options["newton_iterations"],
+            "gd_steps": options["gd_steps"],
+        },
+    )
+
+
+EXPERIMENT = Experiment(name="probe_similarity", sweep=sweep, derived=derived, products=("figure", "table"))
