@@ -50,7 +50,9 @@ def vectorised(xs, ys, layers) -> dict[str, np.ndarray]:
         ]
     )  # (24 + 13 + 1, B, K, d)
     return {
-        "errors": errors_similarity(estimators.predict_linear(xs, layers), estimators.predict_linear(xs, algorithms), ys),
+        "errors": errors_similarity(
+            estimators.predict_linear(xs, layers), estimators.predict_linear(xs, algorithms), ys
+        ),
         "weights": weights_similarity(layers, algorithms),
     }
 

@@ -81,7 +81,8 @@ def _in_chunks(fn: Callable, device: torch.device, chunk_size: int, axis: int) -
         out = []
         with torch.no_grad():
             for start in range(0, len(arrays[0]), chunk_size):
-                block = [torch.as_tensor(a[start : start + chunk_size], dtype=torch.float32, device=device) for a in arrays]
+                rows = slice(start, start + chunk_size)
+                block = [torch.as_tensor(a[rows], dtype=torch.float32, device=device) for a in arrays]
                 out.append(fn(*block).double().cpu().numpy())
         return np.concatenate(out, axis=axis)
 

@@ -35,7 +35,11 @@ def task_for(cfg: dict[str, Any]) -> LinearTask:
 
 def analysis(cfg: dict[str, Any]) -> dict[str, Any]:
     """The algorithms' grids and the induced weights' sizes (the options of ``derived``)."""
-    options = {"newton_iterations": list(cfg["newton_iterations"]), "gd_steps": list(cfg["gd_steps"]), "gd_lr": cfg["gd_lr"]}
+    options = {
+        "newton_iterations": list(cfg["newton_iterations"]),
+        "gd_steps": list(cfg["gd_steps"]),
+        "gd_lr": cfg["gd_lr"],
+    }
     return options | {key: cfg[key] for key in ("weights_prompts", "queries_per_prefix") if key in cfg}
 
 
@@ -91,9 +95,9 @@ def check_gd_lr(xs: np.ndarray, lr: float) -> None:
 
 def derived(evaluation: Evaluation) -> xr.Dataset:
     batch, options = evaluation.batch, evaluation.setting.analysis
+    check_gd_lr(batch.xs, options["gd_lr"])
     probes = layer_predictions(evaluation)  # (S, L+1, B, K)
     probe_risk, probe_sem = mean_and_sem(np.moveaxis((probes - batch.ys) ** 2, 2, 0))  # (S, L+1, K) each
-    check_gd_lr(batch.xs, options["gd_lr"])
     newton = estimators.newton_weights(batch.xs, batch.ys, iterations=options["newton_iterations"])  # (J, B, K, d)
     gd = estimators.gd_weights(batch.xs, batch.ys, steps=options["gd_steps"], lr=options["gd_lr"])  # (J', B, K, d)
     newton_risk, newton_sem = risk_per_count(batch.xs, batch.ys, newton)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import xarray as xr
+from matplotlib.ticker import MaxNLocator
 
 from iclab.intervals import band
 from iclab.plots import save, theme
@@ -63,4 +63,5 @@ def draw_grid(ax: plt.Axes, risk: xr.DataArray, d: int, label: str) -> None:
     colours = plt.cm.magma(np.linspace(0.0, 0.85, len(counts)))
     for colour, count, values in zip(colours, counts, risk.values):
         named = count in (counts[0], counts[-1])
-        ax.plot(risk.position.values, values / d, color=colour, linewidth=1.2, label=label.format(count) if named else None)
+        name = label.format(count) if named else None
+        ax.plot(risk.position.values, values / d, color=colour, linewidth=1.2, label=name)

@@ -3,8 +3,8 @@
 Top row Similarity of Errors, bottom row Similarity of Induced Weights, each between every layer's
 probe and (left) iterative Newton at each iteration count, (middle) gradient descent at each step
 count (log-spaced), mean over training seeds; (right) the best-matching count per layer for both
-algorithms (Newton on the left axis, GD's steps on a log₂ axis on the right), with the similarity
-to online GD and to least squares per layer as a dotted reference in the heatmaps' colour scale.
+algorithms (Newton on the left axis, GD's steps on a log₂ axis on the right), with the last layer's
+similarity to online GD and to least squares written in the panel.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import xarray as xr
+from matplotlib.ticker import MaxNLocator
 
 from iclab.plots import save, theme
 from iclab.similarity import best_match
