@@ -171,6 +171,85 @@ def test_bayes_risk_is_deterministic_given_seed():
     assert theory.bayes_risk(**kwargs, seed=7) != theory.bayes_risk(**kwargs, seed=8)
 
 
+@pytest.mark.parametrize("d", [1, 2, 3, 6])
+def test_gaussian_cubature_is_exact_to_degree_5_and_not_beyond(d):
+    from itertools import combinations_with_replacement
+
+    from iclab.numerics import gaussian_cubature_degree5
+
+    nodes, weights = gaussian_cubature_degree5(d)
+    assert nodes.shape == (2 * d * d + 1, d)
+    double_factorial = {0: 1, 2: 1, 4: 3}  # E g^k for g ~ N(0, 1), k even
+    for degree in range(6):
+        for indices in combinations_with_replacement(range(d), degree):
+            powers = np.bincount(indices, minlength=d)
+            expected = np.prod([double_factorial.get(p, 0) for p in powers])  # odd powers: 0
+            np.testing.assert_allclose(weights @ np.prod(nodes**powers, axis=1), expected, atol=1e-12)
+    assert abs(weights @ nodes[:, 0] ** 6 - 15) > 1  # E g⁶ = 15: degree 6 is out of reach
+
+
+def lsa_weights(rng, d, scale=0.5):
+    """A LinearSelfAttention at Gaussian weights and its (u, W) = (W^{PV}[d, :], W^{KQ}[:, :d])."""
+    import torch
+
+    from iclab.models.linear import LinearSelfAttention
+
+    torch.manual_seed(int(rng.integers(1 << 30)))
+    module = LinearSelfAttention(d, init_scale=scale).double()
+    return module, module.w_pv.detach()[d].numpy().copy(), module.w_kq.detach()[:, :d].numpy().copy()
+
+
+def test_lsa_class_risk_matches_monte_carlo_of_the_module():
+    import torch
+
+    rng = np.random.default_rng(11)
+    module, u, w = lsa_weights(rng, D)
+    xs, ys = sample_prompts(rng, 200_000, 8)
+    with torch.no_grad():
+        predictions = module(torch.from_numpy(xs), torch.from_numpy(ys)).numpy()  # (B, K): position n has n examples
+    np.testing.assert_allclose(estimators.lsa(xs[:64], ys[:64], u=u, w=w), predictions[:64], rtol=1e-10, atol=1e-12)
+    sq_err = (predictions - ys) ** 2
+    for n in (1, 3, 7):
+        risk = theory.lsa_class_risk(u, w, beta_star=BETA_STAR, psi=PSI, h=H, sigma=SIGMA, n=n)
+        assert_within_se(sq_err[:, n].mean(), sq_err[:, n].std(ddof=1) / np.sqrt(len(sq_err)), risk)
+
+
+def test_lsa_class_risk_of_gd_from_zero_is_the_gd_beta_risk():
+    # u = e_{d+1}, W = [Γᵀ; 0]: f = x_qᵀΓXᵀy/n, GD-β with β₀ = 0
+    gamma = np.array([[0.5, 0.2, -0.1], [0.0, 0.6, 0.3], [0.25, -0.2, 0.4]])
+    u, w = np.eye(D + 1)[D], np.vstack([gamma.T, np.zeros((1, D))])
+    task = dict(beta_star=BETA_STAR, psi=PSI, h=H, sigma=SIGMA, n=5)
+    np.testing.assert_allclose(
+        theory.lsa_class_risk(u, w, **task), theory.gd_beta_risk(np.zeros(D), gamma, **task), rtol=1e-12
+    )
+
+
+def test_lsa_class_optimum_meets_gd_beta_at_zero_mean_and_falls_behind_as_the_mean_grows():
+    # Theorem 4.1 of Zhang, Wu, Bartlett 2024: the LSA's optimal risk exceeds GD-β's by a gap that grows with ‖β*‖
+    direction = BETA_STAR / np.linalg.norm(BETA_STAR)
+    task = dict(psi=PSI, h=H, sigma=SIGMA, n=6)
+    gaps = []
+    for norm in (0.0, 1.0, 2.0):
+        lsa = theory.lsa_class_optimum(beta_star=norm * direction, **task)
+        gd_beta = theory.gd_beta_optimum(beta_star=norm * direction, **task)
+        assert lsa.risk == pytest.approx(theory.lsa_class_risk(lsa.u, lsa.w, beta_star=norm * direction, **task))
+        gaps.append(lsa.risk - gd_beta.risk)
+    assert gaps[0] == pytest.approx(0, abs=1e-9)
+    assert 1e-3 < gaps[1] < gaps[2]
+
+
+def test_lsa_class_optimum_matches_monte_carlo_and_beats_perturbed_weights():
+    rng = np.random.default_rng(5)
+    task = dict(beta_star=BETA_STAR, psi=PSI, h=H, sigma=SIGMA, n=6)
+    lsa = theory.lsa_class_optimum(**task)
+    xs, ys = sample_prompts(rng, 100_000, 7)
+    sq_err = (estimators.lsa(xs, ys, u=lsa.u, w=lsa.w)[:, 6] - ys[:, 6]) ** 2
+    assert_within_se(sq_err.mean(), sq_err.std(ddof=1) / np.sqrt(len(sq_err)), lsa.risk)
+    for _ in range(3):
+        w = lsa.w + 0.05 * rng.standard_normal(lsa.w.shape)
+        assert theory.lsa_class_risk(lsa.u, w, **task) > lsa.risk
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -185,6 +264,8 @@ def test_bayes_risk_is_deterministic_given_seed():
         (lambda: theory.bayes_risk(psi=PSI, h=H, sigma=1.0, n=2, n_mc=1), "n_mc"),
         (lambda: theory.bayes_risk_curve(psi=PSI, h=H + np.triu(H, 1), sigma=1.0, n_points=3), "h.*symmetric"),
         (lambda: theory.bayes_risk_curve(psi=PSI, h=H, sigma=1.0, n_points=0), "n_points"),
+        (lambda: theory.lsa_class_risk(np.ones(D + 1), H, beta_star=BETA_STAR, psi=PSI, h=H, sigma=1, n=2), "w shape"),
+        (lambda: theory.lsa_class_optimum(beta_star=BETA_STAR[:2], psi=PSI, h=H, sigma=1.0, n=2), "beta_star"),
     ],
 )
 def test_bad_inputs_raise(call, match):

@@ -176,12 +176,15 @@ def test_trained_ltb_reaches_the_gd_beta_optimum():
 
 def test_trained_lsa_excess_over_gd_beta_grows_with_the_task_mean():
     """Zhang, Wu, Bartlett 2024, Theorem 4.1: without the MLP the excess over the GD-β optimum is ~0 at
-    β* = 0 and grows with ‖β*‖ (the LSA cannot use the task mean)."""
+    β* = 0 and grows with ‖β*‖ (the LSA cannot use the task mean); training reaches the LSA class's optimum."""
     excess = []
     for norm in (0.0, 1.0, 2.0):
         task = LinearTask(d=3, n_points=9, beta_star=(norm / np.sqrt(3),) * 3, psi=1.0, sigma=0.5)
         risk, sem = final_query_risk(trained("lsa", task, 1500), task)
         excess.append((risk - gd_beta_optimal_risk(task), sem))
+        common = dict(psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=task.n_points - 1)
+        lsa_optimum = theory.lsa_class_optimum(beta_star=np.asarray(task.beta_star), **common).risk
+        assert abs(risk - lsa_optimum) < 4 * sem, (norm, risk, sem, lsa_optimum)
     (e0, s0), (e1, s1), (e2, s2) = excess
     assert abs(e0) < 4 * s0, excess
     assert e1 > e0 + 4 * np.hypot(s0, s1) and e2 > e1 + 4 * np.hypot(s1, s2), excess

@@ -91,13 +91,18 @@ def test_workflow_makes_every_target(finished_run: Path):
             assert (finished_run / target).stat().st_size > 0, target
     cube = read_cube(finished_run / "results/cubes/ltb_gap.nc", kind="experiment")
     assert list(cube.beta_star_norm.values) == [0.0, 2.0] and list(cube.n.values) == [6]
-    assert set(cube.learner.values) == {"lsa", "ltb", "gd_beta", "bayes", "gd_beta_optimal", "ridge", "ols", "zero"}
+    learners = {"lsa", "ltb", "gd_beta", "bayes", "gd_beta_optimal", "lsa_optimal", "ridge", "ols", "zero"}
+    assert set(cube.learner.values) == learners
     assert list(cube.seed.values) == [0, 1]
     assert not np.isnan(cube.query_risk.values).any()
     # Paired evaluation: the empirical GD-β optimum agrees with its closed form (eval-set MC error only).
     empirical = cube.query_risk.sel(learner="gd_beta_optimal").isel(seed=0)
     closed = cube.theory_risk.sel(theory="gd_beta_optimum")
     np.testing.assert_allclose(empirical, closed, rtol=0.1)
+    lsa_optimum = cube.theory_risk.sel(theory="lsa_optimum")
+    np.testing.assert_allclose(cube.query_risk.sel(learner="lsa_optimal").isel(seed=0), lsa_optimum, rtol=0.1)
+    np.testing.assert_allclose(lsa_optimum.sel(beta_star_norm=0.0), closed.sel(beta_star_norm=0.0), rtol=1e-9)
+    assert (lsa_optimum.sel(beta_star_norm=2.0) > 1.2 * closed.sel(beta_star_norm=2.0)).all()  # Theorem 4.1's gap
     # Bayes is never beaten on average by the zero predictor.
     assert (cube.query_risk.sel(learner="bayes") < cube.query_risk.sel(learner="zero")).all()
     for log in (finished_run / "results/logs/train").iterdir():

@@ -39,6 +39,18 @@ def gd_beta_optimal(task: LinearTask) -> Predictor:
     return lambda xs, ys: estimators.gd_beta(xs, ys, beta0=opt.beta0, gamma=opt.gamma)
 
 
+def lsa_optimal(task: LinearTask) -> Predictor:
+    """The LSA at the LSA class's optimal weights for the task's n = K − 1 (theory.lsa_class_optimum)."""
+    opt = theory.lsa_class_optimum(
+        beta_star=np.asarray(task.beta_star),
+        psi=task.psi_matrix,
+        h=task.h_matrix,
+        sigma=task.sigma,
+        n=task.n_points - 1,
+    )
+    return lambda xs, ys: estimators.lsa(xs, ys, u=opt.u, w=opt.w)
+
+
 def ridge(task: LinearTask) -> Predictor:
     """Ridge with λ = σ²/psi: the posterior mean when β* = 0 and Ψ = psi·I."""
     if task.psi_values is not None:
@@ -63,6 +75,7 @@ def online_gd(task: LinearTask) -> Predictor:
 BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "bayes": bayes,
     "gd_beta_optimal": gd_beta_optimal,
+    "lsa_optimal": lsa_optimal,
     "ridge": ridge,
     "ols": ols,
     "zero": zero,

@@ -254,6 +254,26 @@ def gd_beta(
     return map_chunks(predict, xs, ys)
 
 
+def lsa(xs: np.ndarray, ys: np.ndarray, *, u: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The LSA of Zhang, Wu, Bartlett 2024, eq. (3.4), at given weights: f_k = uᵀĈ_kWx_k with
+    Ĉ_k = (1/k)Σ_{i<k} z_iz_iᵀ, z_i = (x_i, y_i), u = W^{PV}[d+1, :] (d+1,), W = W^{KQ}[:, :d] (d+1, d);
+    position 0 predicts 0. theory.lsa_class_optimum gives the risk-minimising (u, W)."""
+    xs, ys = check_prompts(xs, ys)
+    d = xs.shape[2]
+    u = check_vector("u", u, d + 1)
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (d + 1, d):
+        raise ValueError(f"w must have shape (d+1, d) = {(d + 1, d)}, got {w.shape}")
+
+    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        tokens = np.concatenate([xs, ys[..., None]], axis=-1)  # (b, K, d+1)
+        moment = prefix_moment(tokens, tokens @ u)  # (b, K, d+1): Σ_{i<k} (uᵀz_i) z_i = kĈ_ku
+        k = np.maximum(np.arange(xs.shape[1]), 1)  # (K,)
+        return predict_linear(xs, (moment / k[:, None]) @ w)  # x_kᵀWᵀĈ_ku
+
+    return map_chunks(predict, xs, ys)
+
+
 # ---------------------------------------------------------------- helpers
 
 

@@ -94,3 +94,24 @@ def check_nonnegative(name: str, value: float) -> float:
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
     return value
+
+
+def gaussian_cubature_degree5(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes (J, d) and weights (J,), J = 2d² + 1, with Σ_j w_j p(g_j) = E p(g), g ~ N(0, I_d), exactly
+    for every polynomial p of degree ≤ 5 (Stroud 1971, Gauss-weight rule of degree 5 on the fully
+    symmetric set {0, ±λe_i, ±λe_i ± λe_j}).
+
+    Odd monomials vanish by symmetry; matching E1 = 1, E g₁² = 1, E g₁⁴ = 3 and E g₁²g₂² = 1 gives
+    λ² = 3, w(±λe_i ± λe_j) = 1/36, w(±λe_i) = (4 − d)/18 and w(0) = (d² − 7d + 18)/18.
+    Weights turn negative for d > 4; in float64 the cancellation costs ~d² ulp.
+    """
+    d = check_count("d", d, minimum=1)
+    scale = np.sqrt(3.0)
+    axes = scale * np.eye(d)  # (d, d)
+    rows, cols = np.triu_indices(d, k=1)
+    pairs = [axes[rows] + sign * axes[cols] for sign in (1.0, -1.0)]  # 2 × (d(d−1)/2, d)
+    nodes = np.concatenate([np.zeros((1, d)), axes, -axes, *pairs, *(-p for p in pairs)])
+    weights = np.concatenate(
+        [[(d * d - 7 * d + 18) / 18], np.full(2 * d, (4 - d) / 18), np.full(2 * d * (d - 1), 1 / 36)]
+    )
+    return nodes, weights

@@ -25,6 +25,7 @@ LEARNER_LABELS = {
     "two_layer_net": "two-layer net, GD (test prompt only)",
     "bayes": "Bayes posterior mean",
     "gd_beta_optimal": "GD-β at (β*, Γ*)",
+    "lsa_optimal": "LSA at the class's optimum",
     "ridge": "ridge",
     "ols": "least squares",
     "zero": "zero",
@@ -36,6 +37,7 @@ def theme() -> None:
     """Seaborn's paper look (white grid, colour-blind palette) from matplotlib's own copies of its
     styles: importing seaborn would cost every figure job about a second."""
     plt.style.use(["seaborn-v0_8-whitegrid", "seaborn-v0_8-colorblind", "seaborn-v0_8-paper"])
+    plt.rcParams["lines.markeredgewidth"] = 1.2  # the styles set 0, which hides the line-only markers x and +
 
 
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:

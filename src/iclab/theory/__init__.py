@@ -1,12 +1,14 @@
 """Closed forms and ODEs, each naming the paper equation or theorem it implements.
 
-- ``linear_block``: Zhang, Wu, Bartlett 2024 — GD-β risk, its gradient flow and optimum, Bayes risk.
+- ``linear_block``: Zhang, Wu, Bartlett 2024 — GD-β risk, its gradient flow and optimum, the LSA class's
+  exact risk and optimum, Bayes risk.
 - ``lsa``: Zhang, Frei, Bartlett 2024 — LSA gradient flow, its limit, test error under shifts.
 """
 
 from iclab.theory.linear_block import (
     GDBetaFlow,
     GDBetaOptimum,
+    LSAOptimum,
     MCEstimate,
     bayes_risk,
     bayes_risk_curve,
@@ -15,6 +17,8 @@ from iclab.theory.linear_block import (
     gd_beta_optimum,
     gd_beta_risk,
     gd_beta_risk_gradient,
+    lsa_class_optimum,
+    lsa_class_risk,
 )
 from iclab.theory.lsa import (
     FlowPath,
@@ -43,6 +47,7 @@ __all__ = [
     "FlowPath",
     "GDBetaFlow",
     "GDBetaOptimum",
+    "LSAOptimum",
     "MCEstimate",
     "balanced_init",
     "bayes_risk",
@@ -58,6 +63,8 @@ __all__ = [
     "gd_beta_risk",
     "gd_beta_risk_gradient",
     "integrate_flow",
+    "lsa_class_optimum",
+    "lsa_class_risk",
     "limit_error_over_covariances",
     "limit_prediction_gap",
     "limit_predictions",

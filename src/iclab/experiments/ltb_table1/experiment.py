@@ -3,15 +3,17 @@ shared signal. Removing the MLP costs little when β* = 0 and much when β* ≠ 
 the block has no data-independent path for the x_qᵀβ* term.
 
 Sweep: ‖β*‖ (rows). GPT-2 reads the LTB paper's token matrix (one token per (x, y), the query's y
-zeroed) and is trained on the loss at the final query, as the LSA/LTB are. Theory: as ``ltb_gap``.
+zeroed) and is trained on the loss at the final query, as the LSA/LTB are. Theory: ``ltb_gap``'s GD-β
+optimum and Bayes risk.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from iclab.experiments.base import Experiment, SweepPoint, gpt2_spec
-from iclab.experiments.ltb_gap.experiment import beta_star, theory
+from iclab.experiments.ltb_gap.experiment import beta_star, final_query_theory
 from iclab.tasks import LinearTask
 
 VARIANTS = {"gpt2": True, "gpt2_nomlp": False}  # label → keeps its MLP
@@ -33,4 +35,5 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     return points
 
 
+theory = partial(final_query_theory, names=("gd_beta_optimum", "bayes"))
 EXPERIMENT = Experiment(name="ltb_table1", sweep=sweep, theory=theory, products=("table",))
