@@ -27,27 +27,22 @@ def bayes(task: LinearTask) -> Predictor:
     return lambda xs, ys: estimators.bayes(xs, ys, beta_star=beta_star, psi=psi, sigma=sigma)
 
 
+def final_query_setting(task: LinearTask) -> dict:
+    """The task as the keyword arguments of the Zhang, Wu, Bartlett closed forms, at its final query n = K − 1."""
+    return dict(
+        beta_star=np.asarray(task.beta_star), psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=task.n_points - 1
+    )
+
+
 def gd_beta_optimal(task: LinearTask) -> Predictor:
     """One-step GD-β at the closed-form optimum (β*, Γ*) for the task's context length n = K − 1."""
-    opt = theory.gd_beta_optimum(
-        beta_star=np.asarray(task.beta_star),
-        psi=task.psi_matrix,
-        h=task.h_matrix,
-        sigma=task.sigma,
-        n=task.n_points - 1,
-    )
+    opt = theory.gd_beta_optimum(**final_query_setting(task))
     return lambda xs, ys: estimators.gd_beta(xs, ys, beta0=opt.beta0, gamma=opt.gamma)
 
 
 def lsa_optimal(task: LinearTask) -> Predictor:
     """The LSA at the LSA class's optimal weights for the task's n = K − 1 (theory.lsa_class_optimum)."""
-    opt = theory.lsa_class_optimum(
-        beta_star=np.asarray(task.beta_star),
-        psi=task.psi_matrix,
-        h=task.h_matrix,
-        sigma=task.sigma,
-        n=task.n_points - 1,
-    )
+    opt = theory.lsa_class_optimum(**final_query_setting(task))
     return lambda xs, ys: estimators.lsa(xs, ys, u=opt.u, w=opt.w)
 
 
