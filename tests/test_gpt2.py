@@ -75,6 +75,20 @@ def test_gpt2_without_mlp_has_no_mlp_parameters_and_computes_attention_only():
     assert sum(p.numel() for p in with_mlp.parameters()) - sum(p.numel() for p in without.parameters()) == n_mlp
 
 
+@pytest.mark.parametrize(("mlp", "branches_per_block"), [(True, 2), (False, 1)])
+def test_per_branch_init_scales_output_projections_by_the_residual_branches(mlp, branches_per_block):
+    """Zhang, Wu, Bartlett 2024, Appendix I: std 0.02/√(2L) with MLPs, 0.02/√L without; 4096 weights per
+    block estimate the std within ~1%, and the two candidates differ by 41%."""
+    torch.manual_seed(4)
+    spec = {"name": "gpt2", "n_points": K, "n_embd": 64, "n_layer": 4, "n_head": 2, "mlp": mlp}
+    model = build_model(spec | {"residual_init": "per_branch"}, D)
+    weights = torch.cat([block.attn.c_proj.weight.detach().flatten() for block in model.backbone.h])  # (4·64·64,)
+    expected = 0.02 / np.sqrt(branches_per_block * spec["n_layer"])
+    assert float(weights.std()) == pytest.approx(expected, rel=0.05)
+    with pytest.raises(ValueError, match="residual_init.*allowed: transformers, per_branch"):
+        build_model(spec | {"residual_init": "xavier"}, D)
+
+
 def test_hidden_states_cover_every_layer_and_token(prompts):
     model = build_model(SMALL, D)
     states = model.hidden_states(*prompts)

@@ -60,6 +60,9 @@ def test_ltb_table1_layout(tmp_path):
     assert list(frame["setting"]) == ["β* = 0", "‖β*‖ = 5"]
     assert frame.loc[1, "GPT2-noMLP"] == pytest.approx(1.65)
     assert frame.loc[0, "GPT2"] == pytest.approx(0.55)
+    assert frame.loc[1, "noMLP / GPT2"] == pytest.approx(1.65 / 1.05)
+    assert frame.loc[0, "GPT2 / best"] == pytest.approx(0.55 / 0.34)  # the Bayes risk is the better reference
+    assert list(frame["paper GPT2-noMLP"]) == [0.024, 8.871]
     csv = pd.read_csv(tmp_path / "t.csv")
     assert list(csv.columns[:3]) == ["setting", "GPT2", "GPT2 ±95%"]
     md = (tmp_path / "t.md").read_text()

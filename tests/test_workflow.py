@@ -197,6 +197,19 @@ def test_every_cube_agrees_with_independent_references(finished_run: Path):
     assert (cube.flow_drift.sel(case="rank_deficient_h") < 1e-12).all()
     assert (cube.sgd_drift.sel(case="rank_deficient_h") == 0).all()  # the null coordinate of x is exactly 0
 
+    # ltb_training: the last snapshot is the final model, which it shares with ltb_gap (same spec, same evaluation
+    # set); GD-β starts at 0, where the risk is E y² = σ² + tr(Ψ) + ‖β*‖² (H = I)
+    cube = cube_of(finished_run, "ltb_training")
+    gap = cube_of(finished_run, "ltb_gap").sel(n=config["ltb_training"]["n"])
+    final = cube.training_risk.isel(step=-1).rename(trained="learner")
+    shared = gap.query_risk.sel(learner=final.learner).transpose(*final.dims)
+    np.testing.assert_allclose(final, shared, rtol=1e-6)  # float32 forward passes, final query only vs every position
+    t = config["ltb_training"]
+    start = cube.training_risk.sel(trained="gd_beta").isel(step=0)
+    signal = t["sigma"] ** 2 + t["d"] * t["psi"] + cube.beta_star_norm**2
+    within(start, signal.broadcast_like(start), cube.training_risk_sem.sel(trained="gd_beta").isel(step=0), "E y²")
+    assert cube.step.values[0] == 0 and cube.step.values[-1] == t["train"]["steps"]
+
     # ltb_table1: the table holds the cube's mean risk over seeds, and the GD-β optimum by hand (β₀ = β*)
     cube = cube_of(finished_run, "ltb_table1")
     table = pd.read_csv(finished_run / "results/tables/ltb_table1.csv")

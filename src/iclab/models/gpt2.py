@@ -8,6 +8,8 @@ vocabulary table, dropout 0, with a linear read-in and read-out. Two prompt form
   the prediction for position k is read at token k of the prefix whose last label is zeroed
   (one pass for ``last_only``, one pass per position otherwise).
 ``mlp=False`` removes every block's MLP (GPT2-noMLP): the block computes h + attn(ln_1(h)) exactly.
+``residual_init="per_branch"`` draws the output projections with std 0.02/√(residual branches): 2L with MLPs
+(transformers' GPT-2 scheme, the default) and L without (Zhang, Wu, Bartlett 2024, Appendix I).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from iclab.models.linear import tokens
 from iclab.models.prompts import interleave, query_states_by_prefix
 
 FORMATS = ("interleaved", "token_matrix")
+RESIDUAL_INITS = ("transformers", "per_branch")
 
 
 class NoMLP(nn.Module):
@@ -29,7 +32,9 @@ class NoMLP(nn.Module):
         return torch.zeros_like(hidden_states)
 
 
-def build_backbone(n_positions: int, n_embd: int, n_layer: int, n_head: int, activation: str, mlp: bool) -> GPT2Model:
+def build_backbone(
+    n_positions: int, n_embd: int, n_layer: int, n_head: int, activation: str, mlp: bool, residual_init: str
+) -> GPT2Model:
     config = GPT2Config(  # a fresh config per model: transformers mutates and shares it
         n_positions=n_positions,
         n_embd=n_embd,
@@ -49,6 +54,9 @@ def build_backbone(n_positions: int, n_embd: int, n_layer: int, n_head: int, act
     if not mlp:
         for block in backbone.h:
             block.mlp, block.ln_2 = NoMLP(), nn.Identity()
+        if residual_init == "per_branch":  # one residual branch per block: std 0.02/√L, not transformers' 0.02/√(2L)
+            for block in backbone.h:
+                nn.init.normal_(block.attn.c_proj.weight, std=config.initializer_range / n_layer**0.5)
     return backbone
 
 
@@ -63,14 +71,17 @@ class GPT2Learner(nn.Module):
         mlp: bool = True,
         prompt_format: str = "interleaved",
         activation: str = "gelu_new",
+        residual_init: str = "transformers",
     ):
         super().__init__()
         if prompt_format not in FORMATS:
             raise ValueError(f"unknown prompt_format {prompt_format!r}; allowed: {', '.join(FORMATS)}")
+        if residual_init not in RESIDUAL_INITS:
+            raise ValueError(f"unknown residual_init {residual_init!r}; allowed: {', '.join(RESIDUAL_INITS)}")
         self.d, self.prompt_format = d, prompt_format
         self.max_points = n_points  # position embeddings exist for this many points
         n_positions = 2 * n_points if prompt_format == "interleaved" else n_points
-        self.backbone = build_backbone(n_positions, n_embd, n_layer, n_head, activation, mlp)
+        self.backbone = build_backbone(n_positions, n_embd, n_layer, n_head, activation, mlp, residual_init)
         self.read_in = nn.Linear(d + 1, n_embd)
         self.read_out = nn.Linear(n_embd, 1)
 

@@ -26,6 +26,11 @@ def beta_star(norm: float, d: int) -> tuple[float, ...]:
     return tuple(float(v) for v in norm * np.ones(d) / np.sqrt(d))
 
 
+def training(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The fitter's config: ``train``, with ``snapshot_every`` when the experiment sets it."""
+    return cfg["train"] | ({"snapshot_every": cfg["snapshot_every"]} if "snapshot_every" in cfg else {})
+
+
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     points = []
     for n in cfg["n"]:
@@ -41,7 +46,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
                     coords={"n": n, "beta_star_norm": float(norm)},
                     task=task.to_dict(),
                     models=models,
-                    train=cfg["train"],
+                    train=training(cfg),
                 )
             )
     return points
