@@ -73,14 +73,8 @@ def gd_beta_risk(
     risk = σ² + tr(HΨ̃) − 2tr(HΓHΨ̃) + tr(ΓᵀHΓ·[E(ŜΨ̃Ŝ) + σ²H/n]),
     with E(ŜΨ̃Ŝ) = (1 + 1/n)HΨ̃H + tr(HΨ̃)H/n (expected_sample_cov_sandwich).
     """
-    d = _dimension("h", h)
-    beta0 = check_vector("beta0", beta0, d)
-    gamma = check_matrix("gamma", gamma, d)
-    beta_star = check_vector("beta_star", beta_star, d)
-    psi = check_covariance("psi", psi, d, definite=False)
-    h = check_covariance("h", h, d, definite=False)
-    sigma = check_nonnegative("sigma", sigma)
-    n = check_count("n", n, minimum=1)
+    d, beta_star, psi, h, sigma, n = _check_task(beta_star, psi, h, sigma, n)
+    beta0, gamma = check_vector("beta0", beta0, d), check_matrix("gamma", gamma, d)
     offset = beta_star - beta0  # (d,)
     psi_tilde = psi + np.outer(offset, offset)  # (d, d)
     second_moment = expected_sample_cov_sandwich(psi_tilde, h, n) + sigma**2 * h / n  # (d, d)
@@ -118,12 +112,8 @@ def gd_beta_risk_gradient(
     ∇_Γ = 2HΓM − 2HΨ̃H. The risk depends on β₀ only through Ψ̃, dR = tr(G dΨ̃) with
     G = H − 2HΓH + (1 + 1/n)HΓᵀHΓH + tr(ΓᵀHΓH)H/n, and dΨ̃ = −(dβ₀δᵀ + δdβ₀ᵀ): ∇_β₀ = −(G + Gᵀ)δ.
     """
-    d = _dimension("h", h)
+    d, beta_star, psi, h, sigma, n = _check_task(beta_star, psi, h, sigma, n)
     beta0, gamma = check_vector("beta0", beta0, d), check_matrix("gamma", gamma, d)
-    beta_star = check_vector("beta_star", beta_star, d)
-    psi = check_covariance("psi", psi, d, definite=False)
-    h = check_covariance("h", h, d, definite=False)
-    sigma, n = check_nonnegative("sigma", sigma), check_count("n", n, minimum=1)
     offset = beta_star - beta0  # δ (d,)
     psi_tilde = psi + np.outer(offset, offset)  # (d, d)
     moment = (1 + 1 / n) * h @ psi_tilde @ h + (np.trace(h @ psi_tilde) + sigma**2) * h / n  # M (d, d)
@@ -178,12 +168,7 @@ def gd_beta_optimum(*, beta_star: np.ndarray, psi: np.ndarray, h: np.ndarray, si
     HΓC = HΨH with C = H((1 + 1/n)ΨH + c·I), c = (tr(HΨ) + σ²)/n, gives
     Γ* = ((1 + 1/n)ΨH + c·I)⁻¹Ψ and risk σ² + tr(HΨ) − tr(Γ*HΨH).
     """
-    d = _dimension("h", h)
-    beta_star = check_vector("beta_star", beta_star, d)
-    psi = check_covariance("psi", psi, d, definite=False)
-    h = check_covariance("h", h, d, definite=False)
-    sigma = check_nonnegative("sigma", sigma)
-    n = check_count("n", n, minimum=1)
+    d, beta_star, psi, h, sigma, n = _check_task(beta_star, psi, h, sigma, n)
     shrinkage = (np.trace(h @ psi) + sigma**2) / n
     gamma = np.linalg.solve((1 + 1 / n) * psi @ h + shrinkage * np.eye(d), psi)  # (d, d)
     risk = sigma**2 + np.trace(h @ psi) - np.trace(gamma @ h @ psi @ h)
@@ -264,9 +249,9 @@ def lsa_class_risk(
     """
     import torch  # here, not at the top: figure jobs import this module
 
-    d = _dimension("h", h)
+    d, *checked = _check_task(beta_star, psi, h, sigma, n)
     u, w = _check_lsa_weights(u, w, d)
-    task = _lsa_class_task(beta_star=beta_star, psi=psi, h=h, sigma=sigma, n=n)
+    task = _lsa_class_task(*checked)
     as_tensor = dict(dtype=torch.float64)
     return float(_lsa_class_risk_torch(torch.tensor(u, **as_tensor), torch.tensor(w, **as_tensor), **task))
 
@@ -293,8 +278,8 @@ def lsa_class_optimum(
     import torch
     from scipy.optimize import minimize
 
-    d = _dimension("h", h)
-    task = _lsa_class_task(beta_star=beta_star, psi=psi, h=h, sigma=sigma, n=n)
+    d, beta_star, psi, h, sigma, n = _check_task(beta_star, psi, h, sigma, n)
+    task = _lsa_class_task(beta_star, psi, h, sigma, n)
     random_starts = check_count("random_starts", random_starts)
 
     def risk_and_gradient(flat: np.ndarray) -> tuple[float, np.ndarray]:
@@ -303,8 +288,8 @@ def lsa_class_optimum(
         (gradient,) = torch.autograd.grad(risk, params)
         return risk.item(), gradient.numpy()
 
-    second_moment = np.asarray(psi, dtype=np.float64) + np.outer(beta_star, beta_star)  # E ββᵀ (d, d)
-    gd_from_zero = gd_beta_optimum(beta_star=np.zeros(d), psi=second_moment, h=h, sigma=sigma, n=task["n"]).gamma
+    second_moment = psi + np.outer(beta_star, beta_star)  # E ββᵀ (d, d)
+    gd_from_zero = gd_beta_optimum(beta_star=np.zeros(d), psi=second_moment, h=h, sigma=sigma, n=n).gamma
     starts = [np.concatenate([np.eye(d + 1)[d], np.vstack([gd_from_zero.T, np.zeros((1, d))]).ravel()])]
     rng = np.random.default_rng(seed)
     starts += [0.5 * rng.standard_normal((d + 1) * (d + 1)) for _ in range(random_starts)]
@@ -337,8 +322,7 @@ def _design_draws(h: np.ndarray, *, n_mc: int, n_points: int, seed: int) -> np.n
     n_points: bayes_risk(n) and bayes_risk_curve share draws for the same seed.
     """
     n_mc = check_count("n_mc", n_mc, minimum=2)  # 2 for a standard error
-    eigvals, eigvecs = np.linalg.eigh(h)
-    factor = eigvecs * np.sqrt(np.clip(eigvals, 0, None))  # factor @ factor.T = H, (d, d)
+    factor = _psd_root(h)  # factor @ factor.T = H, (d, d)
     normals = np.random.default_rng(seed).standard_normal((n_points, n_mc, len(h)))  # (K, n_mc, d)
     return normals.transpose(1, 0, 2) @ factor.T
 
@@ -375,24 +359,39 @@ def _check_lsa_weights(u: np.ndarray, w: np.ndarray, d: int) -> tuple[np.ndarray
     return u, w
 
 
-def _lsa_class_task(*, beta_star: np.ndarray, psi: np.ndarray, h: np.ndarray, sigma: float, n: int) -> dict:
-    """Checked task of lsa_class_risk, with the cubature nodes of β ~ N(β*, Ψ) as float64 tensors."""
+def _check_task(
+    beta_star: np.ndarray, psi: np.ndarray, h: np.ndarray, sigma: float, n: int
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, float, int]:
+    """d and the checked task of Assumption 3.1: β* (d,), Ψ and H symmetric PSD (d, d), σ ≥ 0, n ≥ 1."""
+    d = _dimension("h", h)
+    return (
+        d,
+        check_vector("beta_star", beta_star, d),
+        check_covariance("psi", psi, d, definite=False),
+        check_covariance("h", h, d, definite=False),
+        check_nonnegative("sigma", sigma),
+        check_count("n", n, minimum=1),
+    )
+
+
+def _psd_root(matrix: np.ndarray) -> np.ndarray:
+    """A factor F of a symmetric PSD matrix, F Fᵀ = matrix: (d, d)."""
+    eigvals, eigvecs = np.linalg.eigh(matrix)
+    return eigvecs * np.sqrt(np.clip(eigvals, 0, None))
+
+
+def _lsa_class_task(beta_star: np.ndarray, psi: np.ndarray, h: np.ndarray, sigma: float, n: int) -> dict:
+    """A checked task as lsa_class_risk's torch arguments: the cubature nodes of β ~ N(β*, Ψ) as float64 tensors."""
     import torch
 
-    d = _dimension("h", h)
-    beta_star = check_vector("beta_star", beta_star, d)
-    psi = check_covariance("psi", psi, d, definite=False)
-    h = check_covariance("h", h, d, definite=False)
-    eigvals, eigvecs = np.linalg.eigh(psi)
-    factor = eigvecs * np.sqrt(np.clip(eigvals, 0, None))  # factor @ factor.T = Ψ, (d, d)
-    nodes, weights = gaussian_cubature_degree5(d)  # (J, d), (J,)
+    nodes, weights = gaussian_cubature_degree5(len(h))  # (J, d), (J,)
     as_tensor = dict(dtype=torch.float64)
     return dict(
-        betas=torch.tensor(beta_star + nodes @ factor.T, **as_tensor),
+        betas=torch.tensor(beta_star + nodes @ _psd_root(psi).T, **as_tensor),
         weights=torch.tensor(weights, **as_tensor),
         h=torch.tensor(h, **as_tensor),
-        sigma=check_nonnegative("sigma", sigma),
-        n=check_count("n", n, minimum=1),
+        sigma=sigma,
+        n=n,
     )
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from iclab import theory as closed_form
+from iclab.baselines import final_query_setting
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
 from iclab.tasks import LinearTask
 
@@ -55,17 +56,15 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
 def final_query_theory(inputs: TheoryInputs, names: tuple[str, ...] = THEORY) -> xr.Dataset:
     """The named references at the final query (n = K − 1) of the evaluation task, among the GD-β optimum
     (closed form), the LSA class's optimum (exact risk minimised numerically) and the Bayes risk (Monte Carlo)."""
-    task = inputs.setting.eval_task
-    common = dict(psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=task.n_points - 1)
-    beta = np.asarray(task.beta_star)
+    setting = final_query_setting(inputs.setting.eval_task)
 
     def bayes() -> tuple[float, float]:
-        estimate = closed_form.bayes_risk(**common)
+        estimate = closed_form.bayes_risk(**{k: v for k, v in setting.items() if k != "beta_star"})  # free of β*
         return estimate.mean, estimate.sem
 
     compute = {  # name → (risk, its Monte-Carlo standard error)
-        "gd_beta_optimum": lambda: (closed_form.gd_beta_optimum(beta_star=beta, **common).risk, 0.0),
-        "lsa_optimum": lambda: (closed_form.lsa_class_optimum(beta_star=beta, **common).risk, 0.0),
+        "gd_beta_optimum": lambda: (closed_form.gd_beta_optimum(**setting).risk, 0.0),
+        "lsa_optimum": lambda: (closed_form.lsa_class_optimum(**setting).risk, 0.0),
         "bayes": bayes,
     }
     risks, sems = zip(*(compute[name]() for name in names))
