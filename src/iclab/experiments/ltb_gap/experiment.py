@@ -32,25 +32,20 @@ def training(cfg: dict[str, Any]) -> dict[str, Any]:
     return cfg["train"] | ({"snapshot_every": cfg["snapshot_every"]} if "snapshot_every" in cfg else {})
 
 
+def sweep_point(cfg: dict[str, Any], n: int, norm: float, coords: dict[str, Any]) -> SweepPoint:
+    """The LSA, LTB and GD-β of ``cfg`` trained on n context examples at ‖β*‖ = norm (``ltb_training`` shares it)."""
+    d = cfg["d"]
+    task = LinearTask(d=d, n_points=n + 1, beta_star=beta_star(norm, d), psi=cfg["psi"], sigma=cfg["sigma"])
+    models = [{"name": name, "init_scale": cfg["init_scale"] if TRAINED_INIT[name] else 0.0} for name in cfg["models"]]
+    return SweepPoint(coords=coords, task=task.to_dict(), models=models, train=training(cfg))
+
+
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
-    points = []
-    for n in cfg["n"]:
-        for norm in cfg["beta_star_norm"]:
-            task = LinearTask(
-                d=cfg["d"], n_points=n + 1, beta_star=beta_star(norm, cfg["d"]), psi=cfg["psi"], sigma=cfg["sigma"]
-            )
-            models = [
-                {"name": name, "init_scale": cfg["init_scale"] if TRAINED_INIT[name] else 0.0} for name in cfg["models"]
-            ]
-            points.append(
-                SweepPoint(
-                    coords={"n": n, "beta_star_norm": float(norm)},
-                    task=task.to_dict(),
-                    models=models,
-                    train=training(cfg),
-                )
-            )
-    return points
+    return [
+        sweep_point(cfg, n, norm, {"n": n, "beta_star_norm": float(norm)})
+        for n in cfg["n"]
+        for norm in cfg["beta_star_norm"]
+    ]
 
 
 def final_query_theory(inputs: TheoryInputs, names: tuple[str, ...] = THEORY) -> xr.Dataset:

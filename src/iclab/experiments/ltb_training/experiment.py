@@ -14,28 +14,12 @@ import numpy as np
 import xarray as xr
 
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
-from iclab.experiments.ltb_gap.experiment import TRAINED_INIT, beta_star, final_query_theory, training
+from iclab.experiments.ltb_gap.experiment import final_query_theory, sweep_point
 from iclab.intervals import mean_and_sem
-from iclab.tasks import LinearTask
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
-    models = [{"name": name, "init_scale": cfg["init_scale"] if TRAINED_INIT[name] else 0.0} for name in cfg["models"]]
-    return [
-        SweepPoint(
-            coords={"beta_star_norm": float(norm)},
-            task=LinearTask(
-                d=cfg["d"],
-                n_points=cfg["n"] + 1,
-                beta_star=beta_star(norm, cfg["d"]),
-                psi=cfg["psi"],
-                sigma=cfg["sigma"],
-            ).to_dict(),
-            models=models,
-            train=training(cfg),
-        )
-        for norm in cfg["beta_star_norm"]
-    ]
+    return [sweep_point(cfg, cfg["n"], norm, {"beta_star_norm": float(norm)}) for norm in cfg["beta_star_norm"]]
 
 
 def snapshot_risks(inputs: TheoryInputs, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
