@@ -1,15 +1,19 @@
-"""Baselines: predictors built from a task spec, under the learner contract
-``(xs (B, K, d), ys (B, K)) -> ys_hat (B, K)``: closed forms for linear tasks, and the
-test-prompt-only learners of ``iclab.prompt_only`` (tuned on held-out prompts of the task)."""
+"""Baselines: predictors built from a task spec (and, for some, options a sweep point gives in its
+``analysis["baseline_options"]``), under the learner contract ``(xs (B, K, d), ys (B, K)) -> ys_hat (B, K)``:
+closed forms for linear tasks, the test-prompt-only learners of ``iclab.prompt_only`` (tuned on
+held-out prompts of the task), and the teacher-feature attention of mean-field tasks."""
 
 from __future__ import annotations
 
 from typing import Callable
 
 import numpy as np
+import torch
 
 from iclab import estimators, prompt_only, theory
-from iclab.tasks import LinearTask
+from iclab.models.mean_field import optimal_gamma
+from iclab.models.prompts import context_means
+from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, batch_generator
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -67,6 +71,24 @@ def online_gd(task: LinearTask) -> Predictor:
     return estimators.online_gd
 
 
+def teacher_attention(task: MeanFieldTask) -> Predictor:
+    """The mean-field transformer at a global minimum of its class (Kim & Suzuki 2024): the teacher's
+    features f° with the closed-form Γ* of 2048 held-out prompts of the task at its final query."""
+    if not isinstance(task, MeanFieldTask):
+        raise ValueError("the teacher_attention baseline needs a mean_field task")
+    holdout = task.sample(2048, batch_generator(prompt_only.HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+    xs, ys = torch.as_tensor(holdout.xs), torch.as_tensor(holdout.ys)
+    features = task.teacher.features(xs)  # (B, K, k)
+    gamma = optimal_gamma(context_means(features, ys)[:, -1], features[:, -1], ys[:, -1], ridge=1e-9)  # Γ* (k, k)
+
+    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        phi = task.teacher.features(torch.as_tensor(xs))  # (B, K, k)
+        z = context_means(phi, torch.as_tensor(ys))  # (B, K, k)
+        return torch.einsum("bkm,mn,bkn->bk", z, gamma, phi).numpy()
+
+    return predict
+
+
 BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "bayes": bayes,
     "gd_beta_optimal": gd_beta_optimal,
@@ -77,4 +99,6 @@ BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "online_gd": online_gd,
     "krr": prompt_only.krr,
     "two_layer_net": prompt_only.two_layer_net,
+    "random_features_ridge": prompt_only.random_features_ridge,
+    "teacher_attention": teacher_attention,
 }

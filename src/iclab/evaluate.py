@@ -56,8 +56,9 @@ def all_predictions(
     for key, model in models.items():
         max_points = getattr(model.module, "max_points", None)
         predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, max_points)
+    options = setting.analysis.get("baseline_options", {})
     for name in setting.baselines:
-        predictions[name, None] = predict(BASELINES[name](setting.eval_task), batch)
+        predictions[name, None] = predict(BASELINES[name](setting.eval_task, **options.get(name, {})), batch)
     return predictions
 
 

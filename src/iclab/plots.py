@@ -30,6 +30,11 @@ LEARNER_LABELS = {
     "ols": "least squares",
     "zero": "zero",
     "online_gd": "online GD (step 1/‖x‖²)",
+    "attention": "attention: μ and Γ jointly (trained)",
+    "static": "static: min over Γ, two-timescale (trained)",
+    "modified": "modified: static + birth–death + perturbation (trained)",
+    "teacher_attention": "teacher features f°, Γ* (class optimum)",
+    "random_features_ridge": "ridge on random features (test prompt only)",
 }
 
 

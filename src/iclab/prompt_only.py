@@ -1,6 +1,7 @@
 """Learners that see only the test prompt (the baselines of Oko, Song, Suzuki, Wu 2024, §5):
 kernel ridge regression with an RBF kernel, and a two-layer ReLU network trained by gradient
-descent on the prompt's context. Their hyperparameters are tuned, separately for every prompt
+descent on the prompt's context; and ridge regression on random sigmoid features (the baseline of
+the mean-field experiment, Kim & Suzuki 2024). Their hyperparameters are tuned, separately for every prompt
 length, on held-out prompts of the same task family (a fixed seed on ``HOLDOUT_STREAM``).
 
 Both follow the learner contract: position k is predicted from the k points before it.
@@ -51,6 +52,22 @@ def krr_prefix_predictions(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float,
     """RBF kernel ridge prediction at every position from the points before it (xs (B, K, d)): (B, K)."""
     gram = rbf_gram(torch.cdist(xs, xs) ** 2, bandwidth, xs.shape[-1])  # (B, K, K)
     return krr_prefix_from_gram(gram, ys, penalty)
+
+
+def random_features_grid(xs: np.ndarray, ys: np.ndarray, width: int, seed: int = 0) -> np.ndarray:
+    """Ridge regression on M = ``width`` random features φ(x) = σ(Wx) (sigmoid, rows of W ~ N(0, I/d):
+    the mean-field transformer's first layer at initialisation), fitted to each prompt's prefix, for
+    every penalty of ``KRR_PENALTIES``: (G, B, K). Solved as kernel ridge with the Gram matrix ΦΦᵀ/M
+    (the same predictions as the primal ridge on φ/√M), one Cholesky factorisation per prompt."""
+    d = xs.shape[-1]
+    weights = torch.randn(width, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) / math.sqrt(d)
+    out = []
+    for start in range(0, len(xs), CHUNK):
+        x, y = torch.as_tensor(xs[start : start + CHUNK]), torch.as_tensor(ys[start : start + CHUNK])
+        features = torch.sigmoid(x @ weights.T)  # (c, K, M)
+        gram = features @ features.transpose(1, 2) / width  # (c, K, K)
+        out.append(torch.stack([krr_prefix_from_gram(gram, y, penalty) for penalty in KRR_PENALTIES]).numpy())
+    return np.concatenate(out, axis=1)
 
 
 def krr_grid(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
@@ -148,3 +165,7 @@ def krr(task: Any):
 def two_layer_net(task: Any):
     positions = net_positions(task.n_points)
     return tuned_predictor(task, lambda xs, ys: two_layer_net_grid(xs, ys, positions), "two_layer_net")
+
+
+def random_features_ridge(task: Any, width: int):
+    return tuned_predictor(task, lambda xs, ys: random_features_grid(xs, ys, width), "random_features_ridge")

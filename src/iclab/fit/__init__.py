@@ -3,17 +3,19 @@ function that fits it.
 
 - ``sgd``: gradient steps on fresh prompts (LSA, LTB, GD-β, GPT-2, LSTM).
 - ``two_stage``: the two-stage algorithm of Oko, Song, Suzuki, Wu 2024 (one gradient step, then ridge).
+- ``mean_field``: the particle dynamics of Kim & Suzuki 2024 (attention, static, modified).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from iclab.fit import sgd, two_stage
+from iclab.fit import mean_field, sgd, two_stage
 from iclab.fit.base import Fitter, TrainingDiverged
 
 SGD = Fitter(config=sgd.TrainConfig, fit=sgd.fit)
 TWO_STAGE = Fitter(config=two_stage.TwoStageConfig, fit=two_stage.fit_job)
+MEAN_FIELD = Fitter(config=mean_field.MeanFieldTrainConfig, fit=mean_field.fit)
 
 FITTERS: dict[str, Fitter] = {
     "lsa": SGD,
@@ -22,6 +24,7 @@ FITTERS: dict[str, Fitter] = {
     "gpt2": SGD,
     "lstm": SGD,
     "two_stage": TWO_STAGE,
+    "mean_field": MEAN_FIELD,
 }
 
 
@@ -36,4 +39,4 @@ def train_config(model_name: str, fields: dict[str, Any]):
     return fitter(model_name).config(**fields)
 
 
-__all__ = ["FITTERS", "SGD", "TWO_STAGE", "Fitter", "TrainingDiverged", "fitter", "train_config"]
+__all__ = ["FITTERS", "MEAN_FIELD", "SGD", "TWO_STAGE", "Fitter", "TrainingDiverged", "fitter", "train_config"]

@@ -11,6 +11,7 @@ from torch import nn
 
 from iclab.models.linear import GDBeta, LinearSelfAttention, LinearTransformerBlock
 from iclab.models.lstm import LSTMLearner
+from iclab.models.mean_field import MeanFieldTransformer
 
 
 def gpt2(**options: Any) -> nn.Module:
@@ -34,6 +35,7 @@ MODEL_BUILDERS: dict[str, Callable[..., nn.Module]] = {
     "gpt2": gpt2,
     "lstm": LSTMLearner,
     "two_stage": two_stage,
+    "mean_field": MeanFieldTransformer,
 }
 MODEL_NAMES = tuple(MODEL_BUILDERS)
 

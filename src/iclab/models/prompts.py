@@ -1,6 +1,10 @@
-"""Garg et al.'s interleaved prompts, shared by the sequence models (GPT-2, LSTM): tokens
-x₀, y₀, x₁, y₁, … as (x, 0) and (0, y) in R^{d+1}; position k's prediction is read at the token of
-x_k, which follows x₀, y₀, …, y_{k−1} and none of the labels from y_k on."""
+"""Prompt layouts shared by several models.
+
+- Garg et al.'s interleaved prompts, for the sequence models (GPT-2, LSTM): tokens x₀, y₀, x₁, y₁, …
+  as (x, 0) and (0, y) in R^{d+1}; position k's prediction is read at the token of x_k, which follows
+  x₀, y₀, …, y_{k−1} and none of the labels from y_k on.
+- Context means z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ), for the feature-then-linear-attention models
+  (two-stage transformer, mean-field transformer)."""
 
 from __future__ import annotations
 
@@ -37,3 +41,11 @@ def query_states_by_prefix(
         states = layer_states(prompt_x, prompt_y)[:, :, k]  # (L+1, B·T, E): at the query's token
         per_prefix.append(states.reshape(len(states), b, t, -1))
     return torch.stack(per_prefix, dim=2)  # (L+1, B, K, T, E)
+
+
+def context_means(phi: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+    """z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ) for every position k (z₀ = 0): φ (B, K, m), ys (B, K) → (B, K, m)."""
+    sums = torch.cumsum(ys.unsqueeze(-1) * phi, dim=1)  # (B, K, m): Σ_{i≤k}
+    sums = torch.cat([torch.zeros_like(sums[:, :1]), sums[:, :-1]], dim=1)  # Σ_{i<k}
+    counts = torch.arange(ys.shape[1], device=ys.device, dtype=phi.dtype).clamp(min=1)  # (K,)
+    return sums / counts[:, None]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from iclab.models.prompts import context_means
+
 
 class TwoStageTransformer(nn.Module):
     def __init__(self, d: int, width: int):
@@ -25,17 +27,10 @@ class TwoStageTransformer(nn.Module):
         """φ(x) = ReLU(Wx + b): (..., d) → (..., m)."""
         return torch.relu(xs @ self.weight.T + self.bias)
 
-    def context_means(self, phi: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
-        """z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ) for every k (z₀ = 0): (B, K, m)."""
-        sums = torch.cumsum(ys.unsqueeze(-1) * phi, dim=1)  # (B, K, m): Σ_{i≤k}
-        sums = torch.cat([torch.zeros_like(sums[:, :1]), sums[:, :-1]], dim=1)  # Σ_{i<k}
-        counts = torch.arange(ys.shape[1], device=ys.device, dtype=phi.dtype).clamp(min=1)  # (K,)
-        return sums / counts[:, None]
-
     def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """Predictions (B, K), or (B, 1) for the final query with ``last_only``."""
         phi = self.features(xs)  # (B, K, m)
-        z = self.context_means(phi, ys)  # (B, K, m)
+        z = context_means(phi, ys)  # (B, K, m)
         if last_only:
             z, phi = z[:, -1:], phi[:, -1:]
         return self.readout(z, phi)

@@ -4,6 +4,8 @@
 - ``linear``: linear regression with a shared signal and fixed or random covariates (Zhang, Wu,
   Bartlett 2024; Zhang, Frei, Bartlett 2024).
 - ``single_index``: single-index tasks in a low-dimensional subspace (Oko, Song, Suzuki, Wu 2024).
+- ``mean_field``: linear tasks over a teacher network's nonlinear features, and nonlinear test tasks
+  (Kim & Suzuki 2024).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from iclab.tasks.base import (
+    BIRTH_DEATH_STREAM,
     DATA_STREAMS,
     EVAL_STREAM,
+    GAMMA_STREAM,
     HOLDOUT_STREAM,
     INIT_STREAM,
     PROBE_STREAM,
@@ -26,9 +30,10 @@ from iclab.tasks.base import (
     train_batch,
 )
 from iclab.tasks.linear import LinearTask
+from iclab.tasks.mean_field import MeanFieldTask
 from iclab.tasks.single_index import SingleIndexTask
 
-FAMILIES: dict[str, type] = {"linear": LinearTask, "single_index": SingleIndexTask}
+FAMILIES: dict[str, type] = {"linear": LinearTask, "single_index": SingleIndexTask, "mean_field": MeanFieldTask}
 
 
 def task_from_dict(spec: dict[str, Any]) -> Task:
@@ -40,8 +45,10 @@ def task_from_dict(spec: dict[str, Any]) -> Task:
 
 
 __all__ = [
+    "BIRTH_DEATH_STREAM",
     "DATA_STREAMS",
     "EVAL_STREAM",
+    "GAMMA_STREAM",
     "FAMILIES",
     "HOLDOUT_STREAM",
     "INIT_STREAM",
@@ -51,6 +58,7 @@ __all__ = [
     "TRAIN_STREAM",
     "Batch",
     "LinearTask",
+    "MeanFieldTask",
     "SingleIndexTask",
     "Task",
     "batch_generator",

@@ -23,6 +23,8 @@ STAGE2_STREAM = 4  # two-stage model: prompts of the stage-2 ridge fit
 HOLDOUT_STREAM = 5  # prompts on which test-prompt-only baselines tune their hyperparameters
 PROBE_STREAM = 6  # extra data sets of a sweep point (e.g. prompts that fit per-layer probes)
 QUERY_STREAM = 7  # a second extra data set (e.g. fresh queries for induced weights), independent of ``probe``
+GAMMA_STREAM = 8  # mean-field transformer: prompts of the closed-form Γ at snapshots and at the end
+BIRTH_DEATH_STREAM = 9  # mean-field transformer: the draws of the birth–death step and the perturbation
 
 # Data sets a sweep point can ask for, by the stream their prompts come from.
 DATA_STREAMS = {"eval": EVAL_STREAM, "probe": PROBE_STREAM, "queries": QUERY_STREAM}

@@ -3,6 +3,7 @@
 - ``linear_block``: Zhang, Wu, Bartlett 2024 — GD-β risk, its gradient flow and optimum, the LSA class's
   exact risk and optimum, Bayes risk.
 - ``lsa``: Zhang, Frei, Bartlett 2024 — LSA gradient flow, its limit, test error under shifts.
+- ``mean_field``: Kim & Suzuki 2024 — the two-timescale objective, the misaligned floor, principal angles.
 """
 
 from iclab.theory.linear_block import (
@@ -42,13 +43,9 @@ from iclab.theory.lsa import (
     theorem5_error,
     theorem5_error_linear,
 )
+from iclab.theory.mean_field import largest_principal_angle, misaligned_floor, two_timescale_objective
 
 __all__ = [
-    "FlowPath",
-    "GDBetaFlow",
-    "GDBetaOptimum",
-    "LSAOptimum",
-    "MCEstimate",
     "balanced_init",
     "bayes_risk",
     "bayes_risk_curve",
@@ -57,19 +54,26 @@ __all__ = [
     "exponential_kq_limit",
     "exponential_moments",
     "flow_rhs",
+    "FlowPath",
     "gamma_matrix",
     "gd_beta_flow",
     "gd_beta_optimum",
     "gd_beta_risk",
     "gd_beta_risk_gradient",
+    "GDBetaFlow",
+    "GDBetaOptimum",
     "integrate_flow",
-    "lsa_class_optimum",
-    "lsa_class_risk",
+    "largest_principal_angle",
     "limit_error_over_covariances",
     "limit_prediction_gap",
     "limit_predictions",
     "limit_weights",
+    "lsa_class_optimum",
+    "lsa_class_risk",
+    "LSAOptimum",
+    "MCEstimate",
     "mean_over_tasks",
+    "misaligned_floor",
     "population_loss",
     "random_covariance_kq_limit",
     "relative_distance_to_limit",
@@ -77,4 +81,5 @@ __all__ = [
     "relu_theorem5_error",
     "theorem5_error",
     "theorem5_error_linear",
+    "two_timescale_objective",
 ]

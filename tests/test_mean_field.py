@@ -1,0 +1,242 @@
+"""Mean-field feature learning (Kim & Suzuki 2024): the teacher's tasks, the model against per-prompt
+loops, the closed-form Γ against least squares, the two-timescale objective against Monte Carlo, the
+birth–death potentials against finite differences, and training that resumes bit-identically."""
+
+import numpy as np
+import pytest
+import torch
+
+from iclab import theory
+from iclab.fit import mean_field as mean_field_fit
+from iclab.fit import train_config
+from iclab.fit.mean_field import batch_loss, birth_death, fit, particle_potentials
+from iclab.jobs import TrainJob
+from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
+from iclab.tasks import MeanFieldTask, batch_generator, eval_set, task_from_dict
+
+TASK = MeanFieldTask(d=4, k=3, n_points=12, teacher_width=6)
+
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def normal(n: int, d: int, seed: int) -> torch.Tensor:
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def test_teacher_is_a_two_layer_network_with_second_moment_identity_over_k():
+    teacher = TASK.teacher
+    xs = normal(200_000, TASK.d, seed=99)  # independent of the normalisation's sample
+    by_hand = sigmoid(xs.numpy() @ teacher.w.T) @ teacher.a / len(teacher.a)  # (1/M°) Σ a°σ(w°ᵀx)
+    np.testing.assert_allclose(teacher.features(xs).numpy(), by_hand, rtol=1e-12, atol=1e-14)
+    second_moment = by_hand.T @ by_hand / len(by_hand)
+    np.testing.assert_allclose(TASK.k * second_moment, np.eye(TASK.k), atol=0.02)
+    np.testing.assert_allclose(np.linalg.norm(teacher.w, axis=1), TASK.teacher_radius)
+
+
+@pytest.mark.parametrize("target", ["max", "norm_sq"])
+def test_nonlinear_targets_are_the_standardised_functions_of_the_features(target):
+    task = MeanFieldTask(d=4, k=3, n_points=5, teacher_width=6, target=target)
+    batch = eval_set(task, seed=3, n_prompts=20_000)
+    features = task.teacher.features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
+    raw = features.max(axis=-1) if target == "max" else (features**2).sum(axis=-1)
+    np.testing.assert_allclose(np.corrcoef(raw.ravel(), batch.ys.ravel())[0, 1], 1.0, atol=1e-12)
+    assert abs(batch.ys.mean()) < 0.03 and batch.ys.var() == pytest.approx(1.0, abs=0.03)
+
+
+def test_linear_task_labels_are_in_the_span_of_the_teacher_features_per_prompt():
+    batch = eval_set(TASK, seed=1, n_prompts=50)
+    features = TASK.teacher.features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
+    for f, y in zip(features, batch.ys):
+        coefficients, *_ = np.linalg.lstsq(f, y, rcond=None)
+        np.testing.assert_allclose(f @ coefficients, y, atol=1e-10)
+    assert np.mean(batch.ys**2) == pytest.approx(1.0, abs=0.15)  # E[y²] = E‖v‖²/k = 1
+
+
+def test_spec_round_trips_and_bad_specs_name_the_key():
+    assert task_from_dict(TASK.to_dict()) == TASK
+    with pytest.raises(ValueError, match="target 'cubic' unknown; allowed: linear, max, norm_sq"):
+        MeanFieldTask(d=4, k=3, n_points=5, target="cubic")
+    with pytest.raises(ValueError, match="teacher_width 2 < k 3"):
+        MeanFieldTask(d=4, k=3, n_points=5, teacher_width=2)
+
+
+def test_predictions_match_a_per_prompt_loop_and_never_see_their_own_label():
+    torch.manual_seed(0)
+    model = MeanFieldTransformer(d=4, k=3, width=7).double()
+    with torch.no_grad():
+        model.gamma.copy_(torch.randn(3, 3, dtype=torch.float64))
+    batch = eval_set(TASK, seed=2, n_prompts=6)
+    xs, ys = torch.as_tensor(batch.xs), torch.as_tensor(batch.ys)
+    with torch.no_grad():
+        predictions = model(xs, ys).numpy()
+        last = model(xs, ys, last_only=True).numpy()
+    a, w, gamma = (p.detach().numpy() for p in (model.a, model.w, model.gamma))
+    for b in range(len(batch.xs)):
+        h = sigmoid(batch.xs[b] @ w.T) @ a / len(a)  # (K, k)
+        for k in range(TASK.n_points):
+            z = (batch.ys[b, :k, None] * h[:k]).mean(axis=0) if k else np.zeros(3)
+            assert predictions[b, k] == pytest.approx(z @ gamma @ h[k], abs=1e-12)
+    np.testing.assert_allclose(last[:, 0], predictions[:, -1], rtol=1e-12)
+    changed = ys.clone()
+    changed[:, 5:] += 10.0  # the labels from position 5 on
+    with torch.no_grad():
+        np.testing.assert_array_equal(model(xs, changed).numpy()[:, :6], predictions[:, :6])
+
+
+def test_optimal_gamma_is_the_least_squares_solution():
+    gen = np.random.default_rng(0)
+    z, h = gen.standard_normal((400, 3)), gen.standard_normal((400, 3))
+    y = gen.standard_normal(400)
+    design = np.stack([np.kron(z[t], h[t]) for t in range(400)])  # row t: vec(z_t h_tᵀ), row-major
+    expected, *_ = np.linalg.lstsq(design, y, rcond=None)
+    gamma = optimal_gamma(*(torch.as_tensor(a) for a in (z, h, y)), ridge=0.0).numpy()
+    np.testing.assert_allclose(gamma, expected.reshape(3, 3), rtol=1e-9)
+    predictions = np.einsum("tm,mn,tn->t", z, gamma, h)
+    np.testing.assert_allclose(predictions, design @ expected, rtol=1e-9)
+
+
+def test_two_timescale_objective_is_zero_on_the_teacher_span_and_the_lstsq_residual_otherwise():
+    xs = normal(50_000, TASK.d, seed=5)
+    f = TASK.teacher.features(xs).numpy()
+    mixing = np.random.default_rng(1).standard_normal((3, 3))
+    assert abs(theory.two_timescale_objective(f @ mixing, f)) < 1e-10  # h = R f°: a global minimum
+    torch.manual_seed(1)
+    h = MeanFieldTransformer(d=4, k=3, width=9).double().features(xs).detach().numpy()
+    coefficients, *_ = np.linalg.lstsq(h, f, rcond=None)
+    residual = np.sum((f - h @ coefficients) ** 2) / len(f)
+    assert theory.two_timescale_objective(h, f) == pytest.approx(residual, rel=1e-8)
+
+
+def test_two_timescale_objective_is_the_long_prompt_icl_risk_with_gamma_the_inverse_second_moment():
+    """Monte Carlo: the model's own risk at the final query of prompts with n = 2000 examples, Γ = E[hhᵀ]⁻¹,
+    against L(μ) (its n → ∞ limit; the finite-n excess is O(k/n))."""
+    torch.manual_seed(2)
+    model = MeanFieldTransformer(d=4, k=3, width=9).double()
+    xs = normal(200_000, TASK.d, seed=6)
+    h = model.features(xs).detach().numpy()
+    expected = theory.two_timescale_objective(h, TASK.teacher.features(xs).numpy())
+    with torch.no_grad():
+        model.gamma.copy_(torch.as_tensor(np.linalg.inv(h.T @ h / len(h))))
+    task = MeanFieldTask(d=4, k=3, n_points=2001, teacher_width=6)
+    batch = eval_set(task, seed=4, n_prompts=1000)
+    with torch.no_grad():
+        predictions = model(torch.as_tensor(batch.xs), torch.as_tensor(batch.ys), last_only=True)[:, 0].numpy()
+    errors = (predictions - batch.ys[:, -1]) ** 2
+    sem = errors.std(ddof=1) / np.sqrt(len(errors))
+    assert expected > 0.05  # a random model is far from the teacher's span
+    assert -4 * sem < errors.mean() - expected < 4 * sem + 5 * 3 / 2000
+
+
+def test_misaligned_floor_is_the_risk_of_the_best_k_of_the_teacher_features():
+    task = MeanFieldTask(d=4, k=5, n_points=3, teacher_width=8)
+    f = task.teacher.features(normal(100_000, 4, seed=7)).numpy()
+    floor = theory.misaligned_floor(f.T @ f / len(f), 3)
+    assert floor == pytest.approx(2 / 5, abs=0.01)  # E[ff ᵀ] = I/5: two of five unit-variance directions lost
+    evals, evecs = np.linalg.eigh(f.T @ f / len(f))
+    assert theory.two_timescale_objective(f @ evecs[:, 2:], f) == pytest.approx(floor, rel=1e-9)
+    assert theory.two_timescale_objective(f[:, :3], f) >= floor - 1e-12
+    random = f @ np.random.default_rng(0).standard_normal((5, 3))
+    assert theory.two_timescale_objective(random, f) >= floor - 1e-12
+
+
+def test_largest_principal_angle():
+    gen = np.random.default_rng(3)
+    f = gen.standard_normal((500, 2))
+    assert theory.largest_principal_angle(f @ gen.standard_normal((2, 2)), f) == pytest.approx(0.0, abs=1e-7)
+    orthogonal = gen.standard_normal((500, 1))
+    orthogonal -= f @ np.linalg.lstsq(f, orthogonal, rcond=None)[0]
+    assert theory.largest_principal_angle(np.hstack([f[:, :1], orthogonal]), f) == pytest.approx(np.pi / 2)
+    basis, _ = np.linalg.qr(f)  # e₁, e₂: orthonormal in span(f)
+    unit = orthogonal / np.linalg.norm(orthogonal)
+    tilted = np.hstack([basis[:, :1], np.cos(0.5) * basis[:, 1:] + np.sin(0.5) * unit])  # e₂ turned 0.5 rad off
+    assert theory.largest_principal_angle(tilted, f) == pytest.approx(0.5, rel=1e-10)
+
+
+def job(variant: str, steps: int = 30, seed: int = 0, **options) -> TrainJob:
+    train = {"steps": steps, "batch_size": 32, "lr": 1.0, "variant": variant, "gamma_prompts": 128, **options}
+    return TrainJob(
+        model={"name": "mean_field", "k": 3, "width": 8},
+        task=TASK.to_dict(),
+        train=train_config("mean_field", train),
+        seed=seed,
+    )
+
+
+def test_potentials_are_the_first_variation_of_the_loss():
+    """V_m − mean V = d/dε L((1 − ε)μ + εδ_{θ_m}) at ε = 0 (finite differences, Γ fixed)."""
+    torch.manual_seed(3)
+    model = MeanFieldTransformer(d=4, k=3, width=6).double()
+    batch = eval_set(TASK, seed=5, n_prompts=64)
+    xs, ys = torch.as_tensor(batch.xs), torch.as_tensor(batch.ys)
+    cfg = job("attention").train
+    model.zero_grad()
+    batch_loss(model, xs, ys, cfg).backward()
+    potentials = particle_potentials(model).numpy()
+
+    def loss_with_mass_on(m: int, eps: float) -> float:
+        with torch.no_grad():
+            h = (1 - eps) * model.features(xs) + eps * torch.sigmoid(xs @ model.w[m]).unsqueeze(-1) * model.a[m]
+            z = (ys[:, :-1, None] * h[:, :-1]).mean(dim=1)
+            return float(((torch.einsum("bm,mn,bn->b", z, model.gamma, h[:, -1]) - ys[:, -1]) ** 2).mean())
+
+    eps = 1e-6
+    for m in range(6):
+        derivative = (loss_with_mass_on(m, eps) - loss_with_mass_on(m, -eps)) / (2 * eps)
+        assert potentials[m] - potentials.mean() == pytest.approx(derivative, rel=1e-5, abs=1e-9)
+
+
+def test_birth_death_keeps_the_particle_count_and_copies_particles():
+    torch.manual_seed(4)
+    model = MeanFieldTransformer(d=4, k=3, width=50)
+    before = torch.cat([model.a, model.w], dim=1).detach().clone()
+    potentials = torch.linspace(-1, 1, 50)
+    cfg = job("modified", birth_death_rate=5.0).train
+    replaced = birth_death(model, potentials, cfg, batch_generator(0, 9, 0))
+    after = torch.cat([model.a, model.w], dim=1).detach()
+    assert after.shape == before.shape and replaced > 0
+    matches = (after[:, None, :] == before[None, :, :]).all(dim=-1)  # (M, M): slot i holds old particle j
+    assert matches.any(dim=1).all(), "every particle after the step is a copy of one before it"
+    assert int((~matches.diagonal()).sum()) == replaced
+    kept_high = matches[:, 40:].any(dim=0).float().mean()  # particles of the highest potential (killed first)
+    kept_low = matches[:, :10].any(dim=0).float().mean()
+    assert kept_low > kept_high
+    idle = MeanFieldTransformer(d=4, k=3, width=50)
+    assert birth_death(idle, potentials, job("modified").train, batch_generator(0, 9, 0)) == 0
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("variant", ["attention", "static", "modified"])
+def test_training_lowers_the_risk_and_resumes_bit_identically(variant, tmp_path, monkeypatch):
+    options = {"birth_death_rate": 0.5, "perturbation": 1e-3} if variant == "modified" else {}
+    spec = job(variant, steps=40, snapshot_every=10, **options)
+    reference, record = fit(spec)
+    ckpt = tmp_path / "ckpt.pt"
+
+    class KilledAtStep25(mean_field_fit.Progress):
+        def update(self, done, prefix="", suffix=""):
+            if done == 25:
+                raise Killed
+            super().update(done, prefix, suffix)
+
+    with monkeypatch.context() as patch, pytest.raises(Killed):  # killed after the checkpoint of step 20
+        patch.setattr(mean_field_fit, "Progress", KilledAtStep25)
+        fit(spec, checkpoint=ckpt, checkpoint_every=20)
+    assert torch.load(ckpt, weights_only=False)["step"] == 20
+    resumed, resumed_record = fit(spec, checkpoint=ckpt, checkpoint_every=20)
+    for name, tensor in reference.state_dict().items():
+        torch.testing.assert_close(resumed.state_dict()[name], tensor, rtol=0, atol=0)
+    np.testing.assert_array_equal(resumed_record.loss.values, record.loss.values)
+    np.testing.assert_array_equal(resumed_record.snapshot__a.values, record.snapshot__a.values)
+    assert record.loss.values[-10:].mean() < record.loss.values[:5].mean()
+
+
+def test_bad_training_options_name_the_key():
+    with pytest.raises(ValueError, match="train.variant 'joint' unknown; allowed: attention, static, modified"):
+        job("joint")
+    with pytest.raises(ValueError, match="belong to variant modified, not static"):
+        job("static", birth_death_rate=1.0)
