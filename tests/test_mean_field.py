@@ -5,6 +5,8 @@ birth–death potentials against finite differences, and training that resumes b
 import numpy as np
 import pytest
 import torch
+import yaml
+from conftest import REPO
 
 from iclab import theory
 from iclab.fit import mean_field as mean_field_fit
@@ -240,3 +242,21 @@ def test_bad_training_options_name_the_key():
         job("joint")
     with pytest.raises(ValueError, match="belong to variant modified, not static"):
         job("static", birth_death_rate=1.0)
+
+
+def test_config_constraints_between_keys_name_them():
+    from iclab.errors import ExperimentError
+    from iclab.experiments import experiment
+
+    cfg = yaml.safe_load((REPO / "tests" / "data" / "tiny.yaml").read_text())["experiments"]["mean_field"]
+    cases = cfg | {"k_misaligned": 3, "nonlinear_targets": ["max", "norm_sq"]}
+    assert [p.coords["case"] for p in experiment("mean_field").points(cases)] == [
+        "realisable",
+        "misaligned",
+        "max",
+        "norm_sq",
+    ]
+    with pytest.raises(ExperimentError, match=r"teacher_width \(1\) must be at least k and k_misaligned \(2\)"):
+        experiment("mean_field").points(cfg | {"teacher_width": 1})
+    with pytest.raises(ExperimentError, match=r"k_misaligned \(2\) must exceed k \(2\)"):
+        experiment("mean_field").points(cfg | {"k_misaligned": 2})

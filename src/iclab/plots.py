@@ -33,7 +33,7 @@ LEARNER_LABELS = {
     "attention": "attention: μ and Γ jointly (trained)",
     "static": "static: min over Γ, two-timescale (trained)",
     "modified": "modified: static + birth–death + perturbation (trained)",
-    "teacher_attention": "teacher features f°, Γ* (class optimum)",
+    "teacher_attention": "teacher features f°, Γ* (oracle; the class optimum when k = k°)",
     "random_features_ridge": "ridge on random features (test prompt only)",
 }
 

@@ -35,7 +35,7 @@ import torch
 
 from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.fit.sgd import Snapshots, check_loss, due, training_record
-from iclab.models import build_model
+from iclab.models import build_model, default_device
 from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
 from iclab.progress import Progress
 from iclab.tasks import BIRTH_DEATH_STREAM, GAMMA_STREAM, Task, batch_generator, task_from_dict, train_batch
@@ -104,6 +104,7 @@ def birth_death(model: MeanFieldTransformer, potentials: torch.Tensor, cfg: Mean
     m = model.width
     excess = potentials - potentials.mean()  # (M,): β_m
     chance = 1 - torch.exp(-cfg.birth_death_rate * excess.abs() * cfg.lr)  # (M,)
+    excess, chance = excess.cpu(), chance.cpu()  # the draws come from a CPU generator
     fires = torch.rand(m, generator=gen, dtype=chance.dtype) < chance  # (M,)
     partners = torch.randint(m, (m,), generator=gen)  # (M,): the uniformly drawn particle of each event
     source = torch.arange(m)
@@ -112,15 +113,15 @@ def birth_death(model: MeanFieldTransformer, potentials: torch.Tensor, cfg: Mean
     births = torch.nonzero(fires & (excess < 0))[:, 0]
     source[partners[births]] = births  # a duplicated particle overwrites a uniform slot
     with torch.no_grad():
-        model.a.copy_(model.a[source])
-        model.w.copy_(model.w[source])
+        model.a.copy_(model.a[source.to(model.a.device)])
+        model.w.copy_(model.w[source.to(model.w.device)])
     return int((source != torch.arange(m)).sum())
 
 
 def perturb(model: MeanFieldTransformer, cfg: MeanFieldTrainConfig, gen) -> None:
     with torch.no_grad():
         for param in (model.a, model.w):
-            param += cfg.perturbation * torch.randn(param.shape, generator=gen, dtype=param.dtype)
+            param += cfg.perturbation * torch.randn(param.shape, generator=gen, dtype=param.dtype).to(param.device)
 
 
 def refit_gamma(model: MeanFieldTransformer, task: Task, seed: int, step: int, cfg: MeanFieldTrainConfig) -> None:
@@ -128,9 +129,10 @@ def refit_gamma(model: MeanFieldTransformer, task: Task, seed: int, step: int, c
     if not cfg.closed_form_gamma:
         return
     batch = task.sample(cfg.gamma_prompts, batch_generator(seed, GAMMA_STREAM, step), dtype=torch.float32)
+    xs, ys = (torch.from_numpy(a).to(model.a.device) for a in (batch.xs, batch.ys))  # (B, K, d), (B, K)
     with torch.no_grad():
-        z, h_query = model.final_query_terms(torch.from_numpy(batch.xs), torch.from_numpy(batch.ys))
-        model.gamma.copy_(optimal_gamma(z, h_query, torch.from_numpy(batch.ys[:, -1]), cfg.gamma_ridge))
+        z, h_query = model.final_query_terms(xs, ys)
+        model.gamma.copy_(optimal_gamma(z, h_query, ys[:, -1], cfg.gamma_ridge))
 
 
 def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100):
@@ -138,7 +140,8 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
     (loss per step, particles replaced per step, snapshots)."""
     cfg, task = job.train, task_from_dict(job.task)
     torch.manual_seed(job.seed)
-    model = build_model(job.model, task.d)
+    device = default_device()
+    model = build_model(job.model, task.d).to(device)  # initialised on the CPU: the same weights on any device
     losses, replaced = np.full(cfg.steps, np.nan), np.zeros(cfg.steps, dtype=np.int64)
     snapshots, start = Snapshots(steps=[], params={}), 0
     state = load_checkpoint(checkpoint, job.hash)
@@ -154,7 +157,8 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
     for step in range(start, cfg.steps):
         batch = train_batch(task, job.seed, step, cfg.batch_size)
         model.zero_grad(set_to_none=True)
-        loss = batch_loss(model, torch.from_numpy(batch.xs), torch.from_numpy(batch.ys), cfg)
+        xs, ys = (torch.from_numpy(a).to(device) for a in (batch.xs, batch.ys))  # (B, K, d), (B, K)
+        loss = batch_loss(model, xs, ys, cfg)
         loss.backward()
         potentials = particle_potentials(model)  # (M,), before the step moves the particles
         gradient_step(model, cfg)

@@ -15,7 +15,8 @@ minimum at this n), ridge on random features of the model's width and kernel rid
 Theory, per case: every training snapshot's risk at the final query on the evaluation set, its
 population risk min_Γ (the two-timescale objective L(μ) against the evaluated target, on
 ``theory_samples`` inputs), the final features' largest principal angle to span(f°), and the n → ∞
-floor of the best features (0, the misaligned floor, or g's distance to span(f°)).
+risk of a model at the pretraining objective's global minimum (0; the misaligned floor, below which no k
+features go; or, for a nonlinear target, g's distance to span(f°), which other features may beat).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from iclab.errors import ExperimentError
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
 from iclab.intervals import mean_and_sem
 from iclab.tasks import MeanFieldTask
+from iclab.theory import mean_field as mean_field_theory
 
 THEORY_SEED = 12345  # the inputs x on which the theory's population quantities are averaged
 
@@ -59,7 +62,20 @@ def point(cfg: dict[str, Any], case: str, k_teacher: int, target: str) -> SweepP
     )
 
 
+def check(cfg: dict[str, Any]) -> None:
+    """Constraints between keys that the schema cannot state, named by key."""
+    widest = max(cfg["k"], cfg.get("k_misaligned", 0))
+    if cfg["teacher_width"] < widest:
+        raise ExperimentError(
+            f"mean_field: teacher_width ({cfg['teacher_width']}) must be at least k and k_misaligned ({widest}): "
+            "a teacher with fewer neurons than features has rank-deficient features"
+        )
+    if cfg.get("k_misaligned", cfg["k"] + 1) <= cfg["k"]:
+        raise ExperimentError(f"mean_field: k_misaligned ({cfg['k_misaligned']}) must exceed k ({cfg['k']})")
+
+
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
+    check(cfg)
     points = [point(cfg, "realisable", cfg["k"], "linear")]
     if "k_misaligned" in cfg:
         points.append(point(cfg, "misaligned", cfg["k_misaligned"], "linear"))
@@ -74,23 +90,21 @@ def target_features(task: MeanFieldTask, xs) -> np.ndarray:
     return task.labels(xs[:, None, :], None)[:, 0, None].numpy()
 
 
-def floor(task: MeanFieldTask, k: int, xs) -> float:
-    """The n → ∞ risk of the best k features on the evaluated target: 0 when realisable, the misaligned
-    floor when the teacher has more features, g's residual off span(f°) for a nonlinear target."""
-    from iclab import theory
-
+def global_minimum_risk(task: MeanFieldTask, k: int, xs) -> float:
+    """The n → ∞ risk on the evaluated target of k features at a global minimum of the pretraining
+    objective L(μ): 0 when realisable; the misaligned floor when the teacher has more features (a lower
+    bound for any k features); g's residual off span(f°) for a nonlinear target (not a lower bound:
+    features outside span(f°) may fit g better)."""
     teacher = task.teacher.features(xs).numpy()  # (N, k_teacher)
     if task.target == "linear":
-        return theory.misaligned_floor(teacher.T @ teacher / len(teacher), k)
-    return theory.two_timescale_objective(teacher, target_features(task, xs))
+        return mean_field_theory.misaligned_floor(teacher.T @ teacher / len(teacher), k)
+    return mean_field_theory.two_timescale_objective(teacher, target_features(task, xs))
 
 
 def snapshot_curves(inputs: TheoryInputs, label: str, xs) -> dict[str, np.ndarray]:
     """Per seed and snapshot of ``label``: the risk at the final query on the evaluation set (and its
     s.e.) and the population risk min_Γ on the evaluated target; (seeds, S) each."""
     import torch  # here, not at the top: the plan imports every experiment module
-
-    from iclab import theory
 
     batch, task = inputs.data(), inputs.setting.eval_task
     prompts = [torch.as_tensor(a, dtype=torch.float32) for a in (batch.xs, batch.ys)]  # (B, K, d), (B, K)
@@ -103,7 +117,7 @@ def snapshot_curves(inputs: TheoryInputs, label: str, xs) -> dict[str, np.ndarra
                 predictions = module(*prompts, last_only=True)[:, 0].double().numpy()  # (B,)
                 features = module.features(xs.float()).double().numpy()  # (N, k)
             mean, sem = mean_and_sem((predictions - batch.ys[:, -1]) ** 2)
-            rows.append((mean, sem, theory.two_timescale_objective(features, target)))
+            rows.append((mean, sem, mean_field_theory.two_timescale_objective(features, target)))
         for name, values in zip(curves, np.array(rows).T):
             curves[name].append(values)
     return {name: np.stack(values) for name, values in curves.items()}
@@ -114,15 +128,13 @@ def final_angles(inputs: TheoryInputs, label: str, xs) -> np.ndarray:
     seed; with more teacher features (misaligned) the angle of span(h_μ) inside span(f°)."""
     import torch
 
-    from iclab import theory
-
     teacher = inputs.setting.eval_task.teacher.features(xs).numpy()
     angles = []
     for model in inputs.trained(label):
         with torch.no_grad():
             features = model.module.features(xs.float()).double().numpy()
         small, big = sorted((features, teacher), key=lambda a: a.shape[1])
-        angles.append(np.degrees(theory.largest_principal_angle(big, small)))
+        angles.append(np.degrees(mean_field_theory.largest_principal_angle(big, small)))
     return np.array(angles)
 
 
@@ -141,7 +153,7 @@ def theory(inputs: TheoryInputs) -> xr.Dataset:
             "training_risk_sem": (dims, np.stack([curves[label]["risk_sem"] for label in labels])),
             "population_risk": (dims, np.stack([curves[label]["population"] for label in labels])),
             "principal_angle": (("trained", "seed"), np.stack([final_angles(inputs, label, xs) for label in labels])),
-            "floor": floor(setting.eval_task, k, xs),
+            "global_minimum_risk": global_minimum_risk(setting.eval_task, k, xs),
         },
         coords={"trained": labels, "seed": setting.seeds, "step": steps},
     )

@@ -1,8 +1,9 @@
 """Figure ``mean_field`` (Kim & Suzuki 2024; Suzuki's 2024 talk). Top row, along training (mean over
 seeds, 95% t-band): the realisable case's ICL risk at the final query, and the population risk
 min_Γ L(μ, Γ) (the two-timescale objective) of the realisable (solid) and misaligned (dashed) models
-with their floors. Then, per case, the risk against the number of context examples of the trained
-models and the baselines on the same test prompts, with the case's n → ∞ floor of the best features."""
+with their values at the global minimum. Then, per case, the risk against the number of context examples
+of the trained models and the baselines on the same test prompts, with the case's n → ∞ risk at the
+pretraining objective's global minimum."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def training_panel(ax, cube: xr.Dataset, variable: str, case: str, colors: dict,
         if f"{variable}_sem" in at:
             sems = at[f"{variable}_sem"].sel(trained=label).transpose("step", "seed").values
         mean, lo, hi = band(values, sems)
-        ax.plot(steps, mean, color=colors[label], label=LEARNER_LABELS[label] if case == "realisable" else None, **style)
+        label_text = LEARNER_LABELS[label] if case == "realisable" else None
+        ax.plot(steps, mean, color=colors[label], label=label_text, **style)
         shade(ax, steps, lo, hi, colors[label], bottom(cube, variable))
     ax.set_yscale("log")
     ax.set_ylim(bottom=bottom(cube, variable))
@@ -62,8 +64,9 @@ def context_panel(ax, cube: xr.Dataset, case: str, colors: dict) -> None:
         ax.plot(positions, mean, label=LEARNER_LABELS[label], **style)
         if trained:
             shade(ax, positions, lo, hi, colors[label], bottom(at, "risk"))
-    if float(at.floor) > 0:  # off a log axis when 0 (realisable)
-        ax.axhline(float(at.floor), color="k", linestyle=":", label="n → ∞ floor of the best k features")
+    if float(at.global_minimum_risk) > 0:  # off a log axis when 0 (realisable)
+        label = "n → ∞ risk at the global minimum of L(μ)"
+        ax.axhline(float(at.global_minimum_risk), color="k", linestyle=":", label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(bottom(at, "risk"), 2.0)
@@ -90,17 +93,19 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     for case, linestyle in (("realisable", "-"), ("misaligned", "--")):
         if case in cases:
             training_panel(axes[0, 1], cube, "population_risk", case, colors, linestyle=linestyle)
-            if float(cube.floor.sel(case=case)) > 0:  # the realisable floor is 0: off a log axis
-                axes[0, 1].axhline(float(cube.floor.sel(case=case)), color="k", linestyle=linestyle, lw=0.8)
+            minimum = float(cube.global_minimum_risk.sel(case=case))
+            if minimum > 0:  # the realisable minimum is 0: off a log axis
+                axes[0, 1].axhline(minimum, color="k", linestyle=linestyle, lw=0.8)
     axes[0, 1].set_title(
-        "two-timescale objective L(μ) = min_Γ L(μ, Γ)\nrealisable (solid, floor 0), misaligned (dashed, floor black)"
+        "two-timescale objective L(μ) = min_Γ L(μ, Γ)\n"
+        "realisable (solid, minimum 0), misaligned (dashed, its minimum black)"
     )
     axes[0, 1].set_ylabel("population risk (n → ∞)")
     panels = [axes[0, 2]] + list(axes[1])
     for ax, case in zip(panels, cases):
         context_panel(ax, cube, case, colors)
     for ax in panels[len(cases) :]:
-        ax.set_visible(False)
+        fig.delaxes(ax)
     panels[0].set_ylabel("ICL risk E(ŷ − y)²")
     axes[1, 0].set_ylabel("ICL risk E(ŷ − y)²")
     panels[0].legend(fontsize=7)
