@@ -183,3 +183,26 @@ def test_a_non_editable_install_validates_with_its_shipped_schemas(tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr
     assert ": valid;" in result.stdout
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "config/paper.yaml", "tests/data/tiny.yaml"])
+def test_no_learner_trains_on_prompts_longer_than_its_position_embeddings(path):
+    """GPT-2 has position embeddings for ``n_points`` points: every planned training job's prompts fit
+    (before, the paper tier's d = 32 single-index GPT-2 would have trained on 1025-point prompts with 257)."""
+    plan = build_plan(load(REPO / path))
+    limited = [job for job in plan.train.values() if "n_points" in job.model]
+    assert all(job.task["n_points"] <= job.model["n_points"] for job in limited)
+
+
+def test_a_learner_whose_prompts_exceed_its_positions_is_refused_when_planning():
+    from iclab.errors import ExperimentError
+    from iclab.jobs import TrainJob
+    from iclab.plan import check_positions
+    from iclab.tasks import LinearTask
+
+    spec = {"name": "gpt2", "n_points": 5, "prompt_format": "interleaved", "n_embd": 8, "n_layer": 1, "n_head": 2}
+    train = {"steps": 1, "batch_size": 1, "lr": 0.1}
+    task = LinearTask(d=2, n_points=9, beta_star=(0.0, 0.0), psi=1.0, sigma=0.1).to_dict()
+    job = TrainJob.from_dict({"model": spec, "task": task, "train": train, "seed": 0})
+    with pytest.raises(ExperimentError, match=r"'gpt2' has position embeddings for 5 points but would train on prompts"):
+        check_positions("toy", job)

@@ -7,6 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+import yaml
+from conftest import REPO
 from numpy.polynomial import hermite_e
 
 from iclab import prompt_only
@@ -261,3 +263,14 @@ def test_tuned_baselines_never_see_the_label_they_predict():
             changed = batch.ys.copy()
             changed[:, k:] += 5.0
             np.testing.assert_allclose(predict(batch.xs, changed)[:, : k + 1], base[:, : k + 1], equal_nan=True)
+
+
+def test_gpt2_trains_on_prompts_of_the_test_length_and_the_two_stage_model_on_pretraining_prompts():
+    from iclab.experiments.single_index.experiment import sweep
+
+    cfg = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["experiments"]["single_index"]
+    for point in sweep(cfg):
+        gpt2, two_stage = (next(m for m in point.models if m["name"] == name) for name in ("gpt2", "two_stage"))
+        assert point.task_for(gpt2) == point.eval_task and point.eval_task["n_points"] == cfg["n_test"] + 1
+        d = point.task["d"]
+        assert point.task_for(two_stage)["n_points"] == cfg["n_pretrain_scale"] * d ** cfg["n_pretrain_power"] + 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from iclab.errors import ExperimentError
 from iclab.experiments import registry
 from iclab.experiments.base import Setting, SweepPoint, sweep_order
 from iclab.jobs import DataJob, TrainJob
@@ -35,6 +36,17 @@ def data_jobs(point: SweepPoint, n_prompts: int, seed: int) -> dict[str, DataJob
     return jobs
 
 
+def check_positions(experiment: str, job: TrainJob) -> None:
+    """A model with position embeddings for ``n_points`` points (GPT-2) cannot train on longer prompts:
+    refused when planning, not hours later inside the training job."""
+    limit, length = job.model.get("n_points"), job.task["n_points"]
+    if limit is not None and length > limit:
+        raise ExperimentError(
+            f"{experiment}: learner {job.label!r} has position embeddings for {limit} points but would train on "
+            f"prompts of {length} points (task {job.task}); give it its own training task (SweepPoint.model_task)"
+        )
+
+
 def build_plan(config: dict[str, Any]) -> Plan:
     """Every job that the experiments of ``config`` need (``config`` already validated)."""
     plan = Plan()
@@ -50,9 +62,9 @@ def build_plan(config: dict[str, Any]) -> Plan:
             models = []
             for model_spec in point.models:
                 for seed in exp_cfg.get("seeds", config["seeds"]):
-                    job = TrainJob.from_dict(
-                        {"model": model_spec, "task": point.task, "train": point.train_for(model_spec), "seed": seed}
-                    )
+                    spec = {"model": model_spec, "task": point.task_for(model_spec), "seed": seed}
+                    job = TrainJob.from_dict(spec | {"train": point.train_for(model_spec)})
+                    check_positions(name, job)
                     plan.train[job.hash] = job
                     models.append({"label": job.label, "seed": seed, "hash": job.hash, "job": job.to_dict()})
             plan.add_setting(

@@ -57,12 +57,17 @@ class SweepPoint:
     train: dict[str, Any]  # training config (the fitter's fields) shared by the models
     eval_task: dict[str, Any] | None = None  # task of the evaluation set, if not ``task`` (e.g. longer prompts)
     model_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own ``train``
+    model_task: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own training task
     extra_data: dict[str, DataRequest] = field(default_factory=dict)  # name → an extra data set
     analysis: dict[str, Any] = field(default_factory=dict)  # JSON options of ``derived`` and ``theory``
 
     def train_for(self, model: dict[str, Any]) -> dict[str, Any]:
         """The training config of one of ``models`` (its own, or the point's shared ``train``)."""
         return self.model_train.get(learner_label(model), self.train)
+
+    def task_for(self, model: dict[str, Any]) -> dict[str, Any]:
+        """The training task of one of ``models`` (its own, or the point's shared ``task``)."""
+        return self.model_task.get(learner_label(model), self.task)
 
 
 @dataclass(frozen=True)

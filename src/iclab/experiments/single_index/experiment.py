@@ -70,17 +70,22 @@ def position_bins(n_points: int) -> list[tuple[int, int]]:
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
+    """One point per (d, r). GPT-2 trains on prompts of the test length n_test + 1 (its position
+    embeddings cover them; the two-stage model's pretraining prompts, n = n_pretrain_scale·d^power, may be
+    longer), with the same task family."""
     points = []
     for d, r in cases(cfg):
         models, model_train = learners(cfg, d)
+        test_task = task_for(cfg, d, r, cfg["n_test"] + 1).to_dict()
         points.append(
             SweepPoint(
                 coords={"case": case_label(d, r)},
                 task=task_for(cfg, d, r, pretrain_points(cfg, d) + 1).to_dict(),
                 models=models,
                 train=model_train["two_stage"],
-                eval_task=task_for(cfg, d, r, cfg["n_test"] + 1).to_dict(),
+                eval_task=test_task,
                 model_train=model_train,
+                model_task={"gpt2": test_task} if "gpt2" in cfg else {},
             )
         )
     return points
