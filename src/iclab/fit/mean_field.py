@@ -167,7 +167,7 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
             replaced[step] = birth_death(model, potentials, cfg, gen)
             perturb(model, cfg, gen)
         losses[step] = loss.item()
-        check_loss(losses[step], float(np.mean(losses[: min(10, step + 1)])) if step >= 10 else None, cfg, step)
+        check_loss(losses, cfg, step)
         progress.update(step + 1, suffix=f"loss {losses[step]:.4g}")
         if due(cfg.snapshot_every, step + 1, cfg.steps):
             refit_gamma(model, task, job.seed, step + 1, cfg)

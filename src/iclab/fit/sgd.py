@@ -73,7 +73,11 @@ def prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions:
     return ((model(xs, ys)[:, 1:] - ys[:, 1:]) ** 2).mean()
 
 
-def check_loss(loss: float, reference: float | None, cfg: TrainConfig, step: int) -> None:
+def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
+    """Stop on a non-finite loss at ``step``, or one above ``divergence_factor`` times the mean of the
+    first 10 steps' (checked from step 10 on)."""
+    loss = losses[step]
+    reference = float(np.mean(losses[:10])) if step >= 10 else None
     if not math.isfinite(loss):
         raise TrainingDiverged(
             f"training loss is {loss} at step {step}: lower train.lr (now {cfg.lr}) or set train.grad_clip"
@@ -149,8 +153,7 @@ def train(
             nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         losses[step] = loss.item()
-        reference = float(np.mean(losses[: min(10, step + 1)])) if step >= 10 else None
-        check_loss(losses[step], reference, cfg, step)
+        check_loss(losses, cfg, step)
         progress.update(step + 1, suffix=f"loss {losses[step]:.4g} lr {lr:.3g}")
         if due(cfg.snapshot_every, step + 1, cfg.steps):
             snapshots.take(step + 1, model)

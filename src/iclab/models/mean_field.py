@@ -14,7 +14,7 @@ import math
 import torch
 from torch import nn
 
-from iclab.models.prompts import context_means
+from iclab.models.prompts import bilinear_readout, context_means
 from iclab.tasks.mean_field import sigmoid_features
 
 
@@ -36,7 +36,7 @@ class MeanFieldTransformer(nn.Module):
         z = context_means(h, ys)  # (B, K, k)
         if last_only:
             z, h = z[:, -1:], h[:, -1:]
-        return torch.einsum("bkm,mn,bkn->bk", z, self.gamma, h)
+        return bilinear_readout(z, self.gamma, h)
 
     def final_query_terms(self, xs: torch.Tensor, ys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(z, h(x_q)) at each prompt's final query: (B, k) each."""

@@ -3,8 +3,8 @@
 - Garg et al.'s interleaved prompts, for the sequence models (GPT-2, LSTM): tokens x₀, y₀, x₁, y₁, …
   as (x, 0) and (0, y) in R^{d+1}; position k's prediction is read at the token of x_k, which follows
   x₀, y₀, …, y_{k−1} and none of the labels from y_k on.
-- Context means z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ), for the feature-then-linear-attention models
-  (two-stage transformer, mean-field transformer)."""
+- Context means z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ) and the read-out z_kᵀΓφ(x_k), for the
+  feature-then-linear-attention models (two-stage transformer, mean-field transformer)."""
 
 from __future__ import annotations
 
@@ -49,3 +49,8 @@ def context_means(phi: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
     sums = torch.cat([torch.zeros_like(sums[:, :1]), sums[:, :-1]], dim=1)  # Σ_{i<k}
     counts = torch.arange(ys.shape[1], device=ys.device, dtype=phi.dtype).clamp(min=1)  # (K,)
     return sums / counts[:, None]
+
+
+def bilinear_readout(z: torch.Tensor, gamma: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
+    """z_kᵀ Γ φ(x_k) per prompt and position: z (B, K, m), Γ (m, m), φ (B, K, m) → (B, K)."""
+    return torch.einsum("bkm,mn,bkn->bk", z, gamma, phi)

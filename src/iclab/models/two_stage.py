@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclab.models.prompts import context_means
+from iclab.models.prompts import bilinear_readout, context_means
 
 
 class TwoStageTransformer(nn.Module):
@@ -37,4 +37,4 @@ class TwoStageTransformer(nn.Module):
 
     def readout(self, z: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
         """zᵀΓφ per prompt and position: (B, K, m), (B, K, m) → (B, K)."""
-        return torch.einsum("bkm,mn,bkn->bk", z, self.gamma, phi)
+        return bilinear_readout(z, self.gamma, phi)
