@@ -1,6 +1,7 @@
 """NetCDF cubes: atomic writes, provenance, clear errors on truncated or foreign files, merging."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -48,6 +49,21 @@ def test_failed_write_leaves_no_file(tmp_path: Path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         write_cube(small_cube(), tmp_path / "cube.nc", kind="evaluation", spec={})
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_outputs_get_the_mode_of_a_plain_open(tmp_path: Path, umask: int):
+    """mkstemp alone gives 0600: a group sharing results/ could not read the cubes."""
+    old = os.umask(umask)
+    try:
+        write_cube(small_cube(), tmp_path / "cube.nc", kind="evaluation", spec={})
+        with open(tmp_path / "plain", "w"):
+            pass
+    finally:
+        os.umask(old)
+    expected = (tmp_path / "plain").stat().st_mode & 0o777
+    assert expected == 0o666 & ~umask
+    assert (tmp_path / "cube.nc").stat().st_mode & 0o777 == expected
 
 
 def test_truncated_file_gives_a_clear_error(tmp_path: Path):

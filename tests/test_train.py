@@ -17,6 +17,7 @@ from conftest import REPO, hand_theorem8_limit, run_cli
 
 from iclab import theory
 from iclab.cubes import read_cube
+from iclab.errors import CheckpointError
 from iclab.fit import TrainingDiverged
 from iclab.fit.sgd import train
 from iclab.hashing import canonical_json
@@ -66,13 +67,14 @@ def test_same_spec_twice_gives_identical_cubes(tmp_path: Path):
     xr.testing.assert_identical(a, b)
 
 
-def test_checkpoint_of_another_job_is_ignored(tmp_path: Path):
+def test_checkpoint_of_another_job_is_refused_by_name(tmp_path: Path):
     ckpt = tmp_path / "ckpt.pt"
-    train(job(steps=40, seed=1), checkpoint=ckpt, checkpoint_every=20)
+    first = job(steps=40, seed=1)
+    train(first, checkpoint=ckpt, checkpoint_every=20)
     assert ckpt.is_file()
-    _, losses_fresh, _ = train(job(steps=40, seed=2))
-    _, losses_ckpt, _ = train(job(steps=40, seed=2), checkpoint=ckpt, checkpoint_every=1000)
-    np.testing.assert_array_equal(losses_ckpt, losses_fresh)
+    other = job(steps=40, seed=2)
+    with pytest.raises(CheckpointError, match=rf"{ckpt}.*belongs to job {first.hash}, not {other.hash}"):
+        train(other, checkpoint=ckpt, checkpoint_every=1000)
 
 
 def test_killed_job_resumes_to_the_identical_cube(tmp_path: Path):

@@ -2,6 +2,8 @@
 
 Every output of iclab (cubes, checkpoints, figures, tables) is written to a temporary file in the
 target's own folder and renamed over the target (``os.replace`` is atomic on POSIX file systems).
+The file gets the mode a plain ``open`` would give it (0666 less the user's umask), so that a group
+sharing ``results/`` can read it: ``mkstemp`` alone leaves 0600.
 """
 
 from __future__ import annotations
@@ -10,6 +12,13 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+
+def current_umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None:
@@ -24,6 +33,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

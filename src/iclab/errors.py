@@ -19,5 +19,9 @@ class ExperimentError(IclabError, ValueError):
     """An experiment package breaks the contract (caught when it is registered or swept)."""
 
 
+class CheckpointError(IclabError, RuntimeError):
+    """A checkpoint is unreadable, holds more than data, or belongs to another job."""
+
+
 class TrainingDiverged(IclabError, RuntimeError):
     """The training loss became non-finite or grew far above its starting value."""

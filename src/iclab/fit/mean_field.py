@@ -27,7 +27,7 @@ Static and modified models store, at snapshots and at the end, the Γ* of ``gamm
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -147,7 +147,7 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
     state = load_checkpoint(checkpoint, job.hash)
     if state is not None:
         model.load_state_dict(state["model"])
-        start, snapshots = state["step"], state["snapshots"]
+        start, snapshots = state["step"], Snapshots(**state["snapshots"])
         losses[:start], replaced[:start] = state["losses"][:start], state["replaced"][:start]
         log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
     elif due(cfg.snapshot_every, 0, cfg.steps):
@@ -181,7 +181,7 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
                     "model": model.state_dict(),
                     "losses": losses.copy(),
                     "replaced": replaced.copy(),
-                    "snapshots": snapshots,
+                    "snapshots": asdict(snapshots),
                 },
             )
     if not due(cfg.snapshot_every, cfg.steps, cfg.steps):  # else the last snapshot refitted it

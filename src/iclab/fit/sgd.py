@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,7 @@ def train(
         torch.set_rng_state(state["torch_rng"])
         start = state["step"]
         losses[:start] = state["losses"][:start]
-        snapshots = state["snapshots"]
+        snapshots = Snapshots(**state["snapshots"])
         log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
     elif due(cfg.snapshot_every, 0, cfg.steps):
         snapshots.take(0, model)
@@ -167,7 +167,7 @@ def train(
                     "optimizer": optimizer.state_dict(),
                     "torch_rng": torch.get_rng_state(),
                     "losses": losses.copy(),
-                    "snapshots": snapshots,
+                    "snapshots": asdict(snapshots),
                 },
             )
     return model, losses, snapshots

@@ -22,7 +22,7 @@ principal cosines between V and W's top-r right singular subspace, and the energ
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,13 +173,13 @@ def fit(
 
     def save(acc: Accumulator) -> None:
         if checkpoint is not None:
-            save_checkpoint(checkpoint, {"job_hash": job_hash, "model": model.state_dict(), "acc": acc})
+            save_checkpoint(checkpoint, {"job_hash": job_hash, "model": model.state_dict(), "acc": asdict(acc)})
 
     state = load_checkpoint(checkpoint, job_hash)
     acc = Accumulator(stage=1, next_chunk=0, sums={"grad": torch.zeros_like(model.weight)})
     if state is not None:
         model.load_state_dict(state["model"])
-        acc = state["acc"]
+        acc = Accumulator(**state["acc"])
         log.info(
             "[%s] resuming from checkpoint %s: stage %d, chunk %d", job_hash, checkpoint, acc.stage, acc.next_chunk
         )
