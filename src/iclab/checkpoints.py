@@ -74,7 +74,9 @@ def load_checkpoint(path: Path | None, job_hash: str) -> dict[str, Any] | None:
             "it is truncated or was not written by iclab: delete it to restart the job from step 0"
         ) from err
     if not isinstance(state, dict) or "job_hash" not in state:
-        raise CheckpointError(f"checkpoint {path} is not an iclab checkpoint (no job_hash): delete it to restart the job")
+        raise CheckpointError(
+            f"checkpoint {path} is not an iclab checkpoint (no job_hash): delete it to restart the job from step 0"
+        )
     if state["job_hash"] != job_hash:
         raise CheckpointError(
             f"checkpoint {path} belongs to job {state['job_hash']}, not {job_hash}: "
