@@ -478,6 +478,23 @@ def test_truncated_input_cube_fails_with_a_clear_message(finished_run: Path, tmp
     assert not cube.exists()
 
 
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("results/cubes/../../evil.nc", "No rule to produce evil.nc"),
+        ("/tmp/evil.nc", "No rule to produce /tmp/evil.nc"),
+        ("results/figures/not_an_experiment.png", "No rule to produce results/figures/not_an_experiment.png"),
+        ("results/models/0123456789ab.nc", "no model '0123456789ab' in the plan of this config"),
+    ],
+)
+def test_targets_outside_results_or_the_plan_are_refused(tmp_path: Path, target: str, message: str):
+    result = snakemake(tmp_path, REPO / "src", "-n", target)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert message in output, output[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".snakemake"]  # nothing written but Snakemake's own
+
+
 def test_every_stage_has_help():
     for stage in ("validate", "data", "train", "evaluate", "theory", "aggregate", "figure", "table"):
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout
