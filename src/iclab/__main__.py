@@ -24,6 +24,29 @@ def json_arg(text: str) -> dict:
         raise argparse.ArgumentTypeError(f"not valid JSON: {err}") from err
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def from_spec(cls, spec: dict, what: str):
+    """``cls.from_dict(spec)``, or a ``UsageError`` saying that ``--spec`` is not a ``what`` spec."""
+    from iclab.errors import UsageError
+
+    try:
+        return cls.from_dict(spec)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise UsageError(
+            f"--spec is not a valid {what} spec ({type(err).__name__}: {err}); the workflow's plan writes it: "
+            "run this stage through Snakemake, or copy the iclab_spec attribute of a cube it made"
+        ) from None
+
+
 def set_threads(threads: int) -> None:
     import torch
 
@@ -45,7 +68,7 @@ def cmd_data(args: argparse.Namespace) -> None:
     from iclab.jobs import DataJob
     from iclab.tasks import DATA_STREAMS, eval_set, task_from_dict
 
-    job = DataJob.from_dict(args.spec)
+    job = from_spec(DataJob, args.spec, "data set (DataJob)")
     batch = eval_set(task_from_dict(job.task), job.seed, job.n_prompts, DATA_STREAMS[job.stream])
     write_cube(data_dataset(batch), args.out, kind=DATA_KIND, spec=job.to_dict(), seed=job.seed)
     log.info("wrote %s: %d prompts × %d points", args.out, job.n_prompts, batch.xs.shape[1])
@@ -57,7 +80,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     from iclab.trained import save_model
 
     set_threads(args.threads)
-    job = TrainJob.from_dict(args.spec)
+    job = from_spec(TrainJob, args.spec, "training (TrainJob)")
     model, record = fitter(job.model["name"]).fit(
         job, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
     )
@@ -69,26 +92,29 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def named_paths(items: list[str]) -> dict[str, Path]:
     """``name=path`` arguments as a mapping."""
+    from iclab.errors import UsageError
+
     pairs = [item.split("=", 1) for item in items]
     bad = [item for item, pair in zip(items, pairs) if len(pair) != 2]
     if bad:
-        raise SystemExit(f"--data takes name=path, got {bad[0]!r}")
+        raise UsageError(f"--data takes name=path, got {bad[0]!r}")
     return {name: Path(path) for name, path in pairs}
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from iclab.cubes import EVAL_KIND, write_cube
     from iclab.datasets import load_data
+    from iclab.errors import UsageError
     from iclab.evaluate import evaluate_setting
     from iclab.experiments import experiment
     from iclab.experiments.base import Setting
     from iclab.trained import TrainedModel
 
     set_threads(args.threads)
-    setting = Setting.from_dict(args.spec)
+    setting = from_spec(Setting, args.spec, "setting")
     paths = named_paths(args.data)
     if set(paths) != set(setting.data):
-        raise SystemExit(f"data sets given {sorted(paths)} do not match the setting's {sorted(setting.data)}")
+        raise UsageError(f"--data: data sets given {sorted(paths)} do not match the setting's {sorted(setting.data)}")
     data = {name: load_data(path, setting.data[name]) for name, path in paths.items()}
     models = {}
     for path in args.models:
@@ -96,7 +122,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         models[model.label, model.seed] = model
     expected = {(m["label"], m["seed"]) for m in setting.models}
     if set(models) != expected:
-        raise SystemExit(f"models given {sorted(models)} do not match the setting's {sorted(expected)}")
+        raise UsageError(f"--models: models given {sorted(models)} do not match the setting's {sorted(expected)}")
     ds = evaluate_setting(experiment(setting.experiment), setting, data, models, chunk_size=args.chunk_size)
     write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
     log.info("wrote %s", args.out)
@@ -117,10 +143,11 @@ def cmd_theory(args: argparse.Namespace) -> None:
     from iclab.experiments.base import Setting
     from iclab.trained import MODEL_KIND, TrainedModel
 
-    settings = [Setting.from_dict(cube_spec(read_cube(path, kind=EVAL_KIND))) for path in args.evaluations]
+    declared = experiment(args.experiment)  # an unknown name fails before any file is read
+    settings = [Setting.from_dict(cube_spec(read_cube(path, kind=EVAL_KIND, experiment=args.experiment))) for path in args.evaluations]
     data_paths, model_paths = by_spec_hash(args.data, DATA_KIND), by_spec_hash(args.models, MODEL_KIND)
     ds = theory_dataset(
-        experiment(args.experiment),
+        declared,
         settings,
         args.order,
         lambda data_hash: load_data(data_paths[data_hash]),
@@ -135,8 +162,10 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     import xarray as xr
 
     from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, THEORY_KIND, experiment_cube, read_cube, write_cube
+    from iclab.experiments import experiment
 
-    cubes = [read_cube(path, kind=EVAL_KIND) for path in args.inputs]
+    experiment(args.experiment)  # an unknown name fails before any file is read
+    cubes = [read_cube(path, kind=EVAL_KIND, experiment=args.experiment) for path in args.inputs]
     theory = xr.Dataset() if args.theory is None else read_cube(args.theory, kind=THEORY_KIND)
     ds = experiment_cube(cubes, theory, args.order)
     spec = {
@@ -149,20 +178,20 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def cmd_figure(args: argparse.Namespace) -> None:
-    from iclab.cubes import read_cube
+    from iclab.cubes import EXPERIMENT_KIND, read_cube
     from iclab.experiments import product_function
 
     draw = product_function(args.name, "figure")
-    draw(read_cube(args.cube, kind="experiment"), args.out)
+    draw(read_cube(args.cube, kind=EXPERIMENT_KIND, experiment=args.name), args.out)
     log.info("wrote %s and its .pdf", args.out)
 
 
 def cmd_table(args: argparse.Namespace) -> None:
-    from iclab.cubes import read_cube
+    from iclab.cubes import EXPERIMENT_KIND, read_cube
     from iclab.experiments import product_function
 
     write = product_function(args.name, "table")
-    frame = write(read_cube(args.cube, kind="experiment"), args.out)
+    frame = write(read_cube(args.cube, kind=EXPERIMENT_KIND, experiment=args.name), args.out)
     log.info("wrote %s.{csv,md,tex}:\n%s", args.out, frame.to_string(index=False))
 
 
@@ -183,9 +212,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--spec", type=json_arg, required=True, help="TrainJob spec as JSON")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--checkpoint", type=Path, default=None, help="resumable checkpoint (deleted on success)")
-    s.add_argument("--checkpoint-every", type=int, default=1000)
-    s.add_argument("--log-every", type=int, default=500)
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--checkpoint-every", type=positive_int, default=1000)
+    s.add_argument("--log-every", type=positive_int, default=500)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.set_defaults(run=cmd_train)
 
     s = sub.add_parser("evaluate", help="evaluate the models and baselines of one setting")
@@ -193,8 +222,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--data", nargs="+", required=True, help="the setting's data sets as name=path (eval=...)")
     s.add_argument("--models", type=Path, nargs="*", default=[])
     s.add_argument("--out", type=Path, required=True)
-    s.add_argument("--chunk-size", type=int, default=2048)
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--chunk-size", type=positive_int, default=2048)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.set_defaults(run=cmd_evaluate)
 
     s = sub.add_parser("theory", help="an experiment's theory and weight read-outs, every setting")

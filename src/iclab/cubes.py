@@ -78,8 +78,9 @@ def write_cube(
     atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine=ENGINE))
 
 
-def read_cube(path: str | os.PathLike, kind: str | None = None) -> xr.Dataset:
-    """Load an iclab cube fully into memory; raise ``CubeError`` naming the file if it is unusable."""
+def read_cube(path: str | os.PathLike, kind: str | None = None, experiment: str | None = None) -> xr.Dataset:
+    """Load an iclab cube fully into memory; raise ``CubeError`` naming the file if it is unusable, not of
+    ``kind``, or (evaluation and experiment cubes) not made for ``experiment``."""
     path = Path(path)
     if not path.is_file():
         raise CubeError(f"{path}: no such file")
@@ -98,6 +99,9 @@ def read_cube(path: str | os.PathLike, kind: str | None = None) -> xr.Dataset:
         )
     if kind is not None and actual != kind:
         raise CubeError(f"{path}: an iclab {actual!r} cube, expected a {kind!r} cube")
+    made_by = cube_spec(ds).get("experiment") if experiment is not None else None
+    if made_by != experiment:
+        raise CubeError(f"{path}: a cube of experiment {made_by!r}, not {experiment!r}: pass the cube of {experiment!r}")
     return ds
 
 

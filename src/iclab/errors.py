@@ -7,6 +7,10 @@ class IclabError(Exception):
     """An error in what the user gave (config, files, experiment code), not a bug of iclab."""
 
 
+class UsageError(IclabError, ValueError):
+    """A command-line argument or a name given in code names nothing that exists, or is malformed."""
+
+
 class ConfigError(IclabError, ValueError):
     """The configuration does not match the schema."""
 

@@ -13,7 +13,7 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from iclab.errors import ExperimentError
+from iclab.errors import ExperimentError, UsageError
 
 HERE = Path(__file__).parent
 PRODUCT_FUNCTIONS = {"figure": "figure", "table": "table"}  # product → function of its module
@@ -88,7 +88,7 @@ def product_code(name: str, product: str) -> list[Path]:
 def product_function(name: str, product: str):
     """The ``figure(cube, png)`` or ``table(cube, stem)`` function of experiment ``name``."""
     if name not in product_names(product):
-        raise ValueError(
+        raise UsageError(
             f"no {product} named {name!r}; experiments with a {product}: {', '.join(product_names(product))}"
         )
     module = importlib.import_module(f"{__name__}.{name}.{product}")
@@ -108,7 +108,7 @@ def experiment(name: str):
     from iclab.experiments.base import Experiment
 
     if name not in names():
-        raise ValueError(f"unknown experiment {name!r}; allowed: {', '.join(names())}")
+        raise UsageError(f"unknown experiment {name!r}; allowed: {', '.join(names())}")
     declared = getattr(importlib.import_module(f"{__name__}.{name}.experiment"), "EXPERIMENT", None)
     if not isinstance(declared, Experiment):
         raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
