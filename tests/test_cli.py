@@ -51,7 +51,8 @@ def test_a_cube_of_another_experiment_or_kind_is_named(tmp_path: Path, caplog):
     assert f"{evaluation}: an iclab 'evaluation' cube, expected a 'experiment' cube" in text
     args = ["aggregate", "--experiment", "ltb_gap", "--order", "{}", "--out", str(tmp_path / "agg.nc")]
     foreign = experiment_cube(tmp_path / "e2.nc", "lsa_rates", kind=EVAL_KIND)
-    assert f"{foreign}: a cube of experiment 'lsa_rates', not 'ltb_gap'" in fails([*args, "--inputs", str(foreign)], caplog)
+    text = fails([*args, "--inputs", str(foreign)], caplog)
+    assert f"{foreign}: a cube of experiment 'lsa_rates', not 'ltb_gap'" in text
     missing = tmp_path / "missing.nc"
     assert f"{missing}: no such file" in fails([*args, "--inputs", str(missing)], caplog)
     assert not (tmp_path / "x.png").exists() and not (tmp_path / "agg.nc").exists()

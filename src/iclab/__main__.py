@@ -144,7 +144,8 @@ def cmd_theory(args: argparse.Namespace) -> None:
     from iclab.trained import MODEL_KIND, TrainedModel
 
     declared = experiment(args.experiment)  # an unknown name fails before any file is read
-    settings = [Setting.from_dict(cube_spec(read_cube(path, kind=EVAL_KIND, experiment=args.experiment))) for path in args.evaluations]
+    evaluations = [read_cube(path, kind=EVAL_KIND, experiment=args.experiment) for path in args.evaluations]
+    settings = [Setting.from_dict(cube_spec(ds)) for ds in evaluations]
     data_paths, model_paths = by_spec_hash(args.data, DATA_KIND), by_spec_hash(args.models, MODEL_KIND)
     ds = theory_dataset(
         declared,

@@ -101,7 +101,9 @@ def read_cube(path: str | os.PathLike, kind: str | None = None, experiment: str 
         raise CubeError(f"{path}: an iclab {actual!r} cube, expected a {kind!r} cube")
     made_by = cube_spec(ds).get("experiment") if experiment is not None else None
     if made_by != experiment:
-        raise CubeError(f"{path}: a cube of experiment {made_by!r}, not {experiment!r}: pass the cube of {experiment!r}")
+        raise CubeError(
+            f"{path}: a cube of experiment {made_by!r}, not {experiment!r}: pass the cube of {experiment!r}"
+        )
     return ds
 
 
