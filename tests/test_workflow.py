@@ -10,6 +10,7 @@ import importlib
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -493,6 +494,76 @@ def test_targets_outside_results_or_the_plan_are_refused(tmp_path: Path, target:
     output = result.stdout + result.stderr
     assert message in output, output[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".snakemake"]  # nothing written but Snakemake's own
+
+
+def kill_config(tmp_path: Path) -> Path:
+    """The tiny config's ltb_gap, one LTB trained long enough (2000 steps, a checkpoint every 100) to be
+    killed in the middle."""
+    config = yaml.safe_load(TINY.read_text())
+    gap = config["experiments"]["ltb_gap"] | {"models": ["ltb"], "seeds": [0], "beta_star_norm": [2.0]}
+    gap["train"] = gap["train"] | {"steps": 2000}
+    config["experiments"] = {"ltb_gap": gap}
+    config["progress"] = {"log_every": 100, "checkpoint_every": 100}
+    path = tmp_path / "kill.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def stage_pids(workdir: Path, stage: str) -> list[int]:
+    """Processes running ``python -m iclab <stage>`` in ``workdir`` (Snakemake's jobs run there)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv, cwd = (proc / "cmdline").read_bytes().split(b"\0"), (proc / "cwd").resolve()
+        except OSError:
+            continue
+        if argv[1:4] == [b"-m", b"iclab", stage.encode()] and cwd == workdir.resolve():
+            pids.append(int(proc.name))
+    return pids
+
+
+def run_and_kill(workdir: Path, config: Path, stage: str, ready) -> None:
+    """Start the workflow, SIGKILL its ``stage`` job once ``ready()`` holds and the job runs, as a
+    scheduler would; Snakemake then stops with that job failed."""
+    cmd = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    cmd += ["--configfile", str(config), "--replace-workflow-config", "--cores", "1"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "src")}
+    with subprocess.Popen(cmd, env=env, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as snake:
+        deadline = time.monotonic() + 120
+        while not (ready() and (pids := stage_pids(workdir, stage))):
+            assert snake.poll() is None, f"the workflow ended before its {stage} job was killed"
+            assert time.monotonic() < deadline, f"no {stage} job to kill"
+            time.sleep(0.02)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        _, err = snake.communicate(timeout=120)
+    assert snake.returncode != 0, err
+
+
+@pytest.mark.e2e
+def test_jobs_killed_mid_run_and_rerun_end_with_the_cubes_of_an_uninterrupted_run(tmp_path: Path):
+    config = kill_config(tmp_path)
+    reference, killed = tmp_path / "reference", tmp_path / "killed"
+    reference.mkdir(), killed.mkdir()
+    assert snakemake(reference, REPO / "src", config=config).returncode == 0
+
+    checkpoints = killed / "results" / "checkpoints"
+    run_and_kill(killed, config, "train", lambda: any(checkpoints.glob("*.pt")))  # after >= 100 steps
+    assert any(checkpoints.glob("*.pt")) and not any((killed / "results" / "models").glob("*.nc"))
+    run_and_kill(killed, config, "evaluate", lambda: True)
+    assert not (killed / "results" / "eval").exists() or not any((killed / "results" / "eval").rglob("*.nc"))
+    run_and_kill(killed, config, "aggregate", lambda: True)
+    assert not (killed / "results" / "cubes").exists()
+    result = snakemake(killed, REPO / "src", config=config)
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = next((killed / "results" / "logs" / "train").glob("*.log")).read_text()
+    assert "resuming from checkpoint" in log
+
+    files = sorted(p.relative_to(reference) for p in (reference / "results").rglob("*.nc"))
+    assert files == sorted(p.relative_to(killed) for p in (killed / "results").rglob("*.nc"))
+    for name in files:
+        xr.testing.assert_identical(read_cube(reference / name), read_cube(killed / name))
+    assert not any(p.name.startswith(".") for p in (killed / "results").rglob("*"))  # no temporaries left
 
 
 def test_every_stage_has_help():
