@@ -106,3 +106,26 @@ def test_a_non_finite_loss_stops_training_and_leaves_no_model(tmp_path: Path, ca
     text = fails(["train", "--spec", canonical_json(spec), "--out", str(out)], caplog)
     assert "training loss is" in text and "lower train.lr (now 1e+30)" in text
     assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluation_refuses_a_data_set_or_model_of_another_spec(tmp_path: Path, caplog):
+    from conftest import REPO
+
+    from iclab.config import load
+    from iclab.plan import build_plan
+
+    plan = build_plan(load(REPO / "tests" / "data" / "tiny.yaml"))
+    setting = next(s for s in plan.settings["ltb_gap"].values() if s.models)
+    own, other = plan.data[setting.data["eval"]], next(j for h, j in plan.data.items() if h != setting.data["eval"])
+    for name, job in (("own.nc", own), ("other.nc", other)):
+        main(["data", "--spec", canonical_json(job.to_dict()), "--out", str(tmp_path / name)])
+    out = str(tmp_path / "eval.nc")
+    argv = ["evaluate", "--spec", canonical_json(setting.to_dict()), "--out", out]
+    text = fails([*argv, "--data", f"eval={tmp_path / 'other.nc'}"], caplog)
+    assert f"{tmp_path / 'other.nc'}: the data set of spec {other.hash}, not {own.hash}" in text
+    foreign = {"model": {"name": "gd_beta", "init_scale": 0.0}, "task": TASK.to_dict(), "seed": 0}
+    foreign["train"] = {"steps": 2, "batch_size": 4, "lr": 0.01}
+    main(["train", "--spec", canonical_json(foreign), "--out", str(tmp_path / "m.nc")])
+    text = fails([*argv, "--data", f"eval={tmp_path / 'own.nc'}", "--models", str(tmp_path / "m.nc")], caplog)
+    assert "--models: the models given are of specs" in text and "pass results/models/<hash>.nc" in text
+    assert not (tmp_path / "eval.nc").exists()

@@ -116,13 +116,17 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     if set(paths) != set(setting.data):
         raise UsageError(f"--data: data sets given {sorted(paths)} do not match the setting's {sorted(setting.data)}")
     data = {name: load_data(path, setting.data[name]) for name, path in paths.items()}
-    models = {}
+    by_hash = {}
     for path in args.models:
         model = TrainedModel.open(path)
-        models[model.label, model.seed] = model
-    expected = {(m["label"], m["seed"]) for m in setting.models}
-    if set(models) != expected:
-        raise UsageError(f"--models: models given {sorted(models)} do not match the setting's {sorted(expected)}")
+        by_hash[model.job.hash] = model
+    expected = {m["hash"] for m in setting.models}
+    if set(by_hash) != expected:
+        raise UsageError(
+            f"--models: the models given are of specs {sorted(by_hash)}, the setting's are {sorted(expected)}: "
+            "pass results/models/<hash>.nc for each of the setting's"
+        )
+    models = {(model.label, model.seed): model for model in by_hash.values()}
     ds = evaluate_setting(experiment(setting.experiment), setting, data, models, chunk_size=args.chunk_size)
     write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
     log.info("wrote %s", args.out)

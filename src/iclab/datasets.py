@@ -9,6 +9,7 @@ from __future__ import annotations
 import xarray as xr
 
 from iclab.cubes import DATA_KIND, read_cube
+from iclab.errors import CubeError
 from iclab.tasks.base import Batch
 
 
@@ -27,5 +28,8 @@ def load_data(path, expected_hash: str | None = None) -> Batch:
     """Read a data set (and check that it was made from the spec of ``expected_hash``)."""
     ds = read_cube(path, kind=DATA_KIND)
     if expected_hash is not None and ds.attrs["iclab_spec_hash"] != expected_hash:
-        raise ValueError(f"{path}: data set of spec {ds.attrs['iclab_spec_hash']}, expected {expected_hash}")
+        raise CubeError(
+            f"{path}: the data set of spec {ds.attrs['iclab_spec_hash']}, not {expected_hash}: "
+            f"pass results/data/{expected_hash}.nc"
+        )
     return Batch(xs=ds.xs.values, ys=ds.ys.values, betas=ds.beta.values, covariances=ds.covariance.values)
