@@ -8,6 +8,7 @@ one that is unreadable or another job's is refused with an error naming the file
 from __future__ import annotations
 
 import logging
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +69,15 @@ def load_checkpoint(path: Path | None, job_hash: str) -> dict[str, Any] | None:
         return None
     try:
         state = decode(torch.load(path, weights_only=True, map_location="cpu"))  # load_state_dict moves it
-    except Exception as err:  # truncated zip, foreign pickle, disallowed global: all refused alike
+    except pickle.UnpicklingError as err:  # torch's weights-only unpickler met a global it does not allow
         raise CheckpointError(
-            f"checkpoint {path} cannot be read as data ({type(err).__name__}: {first_line(err)}); "
-            "it is truncated or was not written by iclab: delete it to restart the job from step 0"
+            f"checkpoint {path} is not a data-only torch file (a pickle that could run code, or another format): "
+            "it was not written by iclab; delete it to restart the job from step 0"
+        ) from err
+    except Exception as err:  # a truncated or foreign zip: torch raises RuntimeError, EOFError, ...
+        raise CheckpointError(
+            f"checkpoint {path} cannot be read ({type(err).__name__}: {first_line(err)[:200]}); it is truncated "
+            "or not a torch file: delete it to restart the job from step 0"
         ) from err
     if not isinstance(state, dict) or "job_hash" not in state:
         raise CheckpointError(
