@@ -129,3 +129,19 @@ def test_evaluation_refuses_a_data_set_or_model_of_another_spec(tmp_path: Path, 
     text = fails([*argv, "--data", f"eval={tmp_path / 'own.nc'}", "--models", str(tmp_path / "m.nc")], caplog)
     assert "--models: the models given are of specs" in text and "pass results/models/<hash>.nc" in text
     assert not (tmp_path / "eval.nc").exists()
+
+
+def test_theory_names_a_model_it_was_not_given(tmp_path: Path, caplog):
+    from conftest import REPO
+
+    from iclab.config import load
+    from iclab.plan import build_plan
+
+    plan = build_plan(load(REPO / "tests" / "data" / "tiny.yaml"))
+    setting = next(iter(plan.settings["single_index"].values()))
+    evaluation = tmp_path / "eval.nc"
+    write_cube(xr.Dataset({"risk": ((), 1.0)}), evaluation, kind=EVAL_KIND, spec=setting.to_dict())
+    argv = ["theory", "--experiment", "single_index", "--order", "{}", "--evaluations", str(evaluation)]
+    text = fails([*argv, "--out", str(tmp_path / "theory.nc")], caplog)
+    assert f"--models: no trained_model cube of spec {setting.models[0]['hash']} among []" in text
+    assert not (tmp_path / "theory.nc").exists()

@@ -132,11 +132,20 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     log.info("wrote %s", args.out)
 
 
-def by_spec_hash(paths: list[Path], kind: str) -> dict[str, Path]:
-    """Cube files by the hash of the spec they were made from (read from their provenance)."""
+def by_spec_hash(paths: list[Path], kind: str, option: str):
+    """The function spec hash → the file among ``paths`` made from that spec (read from their provenance);
+    a hash none of them has is a ``UsageError`` naming ``option``."""
     from iclab.cubes import read_cube
+    from iclab.errors import UsageError
 
-    return {read_cube(path, kind=kind).attrs["iclab_spec_hash"]: path for path in paths}
+    files = {read_cube(path, kind=kind).attrs["iclab_spec_hash"]: path for path in paths}
+
+    def path_of(spec_hash: str) -> Path:
+        if spec_hash not in files:
+            raise UsageError(f"{option}: no {kind} cube of spec {spec_hash} among {sorted(map(str, paths))}")
+        return files[spec_hash]
+
+    return path_of
 
 
 def cmd_theory(args: argparse.Namespace) -> None:
@@ -150,13 +159,14 @@ def cmd_theory(args: argparse.Namespace) -> None:
     declared = experiment(args.experiment)  # an unknown name fails before any file is read
     evaluations = [read_cube(path, kind=EVAL_KIND, experiment=args.experiment) for path in args.evaluations]
     settings = [Setting.from_dict(cube_spec(ds)) for ds in evaluations]
-    data_paths, model_paths = by_spec_hash(args.data, DATA_KIND), by_spec_hash(args.models, MODEL_KIND)
+    data_path = by_spec_hash(args.data, DATA_KIND, "--data")
+    model_path = by_spec_hash(args.models, MODEL_KIND, "--models")
     ds = theory_dataset(
         declared,
         settings,
         args.order,
-        lambda data_hash: load_data(data_paths[data_hash]),
-        lambda model_hash: TrainedModel.open(model_paths[model_hash]),
+        lambda data_hash: load_data(data_path(data_hash)),
+        lambda model_hash: TrainedModel.open(model_path(model_hash)),
     )
     spec = {"experiment": args.experiment, "order": args.order, "settings": sorted(s.hash for s in settings)}
     write_cube(ds, args.out, kind=THEORY_KIND, spec=spec)
