@@ -15,14 +15,24 @@ def test_band_combines_seed_spread_and_the_shared_evaluation_error():
     assert mean == pytest.approx(1.1)
     expected = 4.302653 * np.sqrt(np.var(risk, ddof=1) / 3 + np.mean(sem) ** 2)  # t quantile, 2 d.o.f.
     assert high - mean == pytest.approx(expected, rel=1e-6) and mean - low == pytest.approx(expected, rel=1e-6)
+    no_evaluation_error = band(risk)
+    assert no_evaluation_error[2] - 1.1 == pytest.approx(4.302653 * np.std(risk, ddof=1) / np.sqrt(3), rel=1e-6)
     one_seed = band(np.array([2.0]), np.array([0.1]))
     assert one_seed[2] - one_seed[0] == pytest.approx(1.959964 * 0.1, rel=1e-6)
-    assert quantile(1) == pytest.approx(1.959964, rel=1e-6)
+    same_for_every_seed = band(np.array([2.0, 2.0]), np.array([0.1, 0.1]))  # a baseline: no seed spread
+    assert same_for_every_seed[2] - 2.0 == pytest.approx(1.959964 * 0.1, rel=1e-6)
+    assert quantile(1) == pytest.approx(1.959964, rel=1e-6) and quantile(3) == pytest.approx(4.302653, rel=1e-6)
 
 
 @pytest.mark.parametrize(
     "seeds, prompt_sd, seed_sd, interaction_sd",
-    [(3, 0.1, 1.0, 0.1), (5, 1.0, 1.0, 1.0), (40, 1.0, 0.1, 0.1), (40, 0.1, 1.0, 0.1)],
+    [
+        (2, 0.1, 1.0, 0.1),
+        (3, 0.1, 1.0, 0.1),
+        (5, 1.0, 1.0, 1.0),
+        (40, 1.0, 0.1, 0.1),
+        (40, 0.1, 1.0, 0.1),
+    ],
 )
 def test_band_covers_the_true_mean_at_least_at_its_level(seeds, prompt_sd, seed_sd, interaction_sd):
     """Monte Carlo of the design: every seed is scored on the same prompts; the error of seed s on
@@ -81,3 +91,18 @@ def test_single_index_band_is_the_band_relative_to_the_zero_predictor():
     np.testing.assert_allclose(mean, [1.1 / 2, 0.6 / 4])
     np.testing.assert_allclose(high - mean, half / zero, rtol=1e-6)
     np.testing.assert_allclose(mean - low, half / zero, rtol=1e-6)
+
+
+def test_a_learner_that_does_not_depend_on_the_seed_covers_at_its_level_with_the_normal_quantile():
+    """A baseline scored on the shared prompts has the same value for every seed: its only error is the
+    evaluation set's, and the normal quantile covers at the level (t with S − 1 d.o.f. would be 6.5×
+    wider at S = 2)."""
+    rng = np.random.default_rng(7)
+    reps, prompts, seeds = 4000, 200, 2
+    errors = rng.standard_normal((reps, 1, prompts)) + 0.3 * rng.standard_exponential((reps, 1, prompts)) - 0.3
+    risk = np.repeat(errors.mean(axis=-1), seeds, axis=-1)  # (R, S), equal over seeds
+    sem = np.repeat(errors.std(axis=-1, ddof=1) / np.sqrt(prompts), seeds, axis=-1)
+    _, low, high = band(risk, sem)
+    coverage = np.mean((low < 0) & (0 < high))
+    assert abs(coverage - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
+    np.testing.assert_allclose(high - low, 2 * 1.959964 * sem[:, 0], rtol=1e-6)
