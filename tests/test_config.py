@@ -27,6 +27,23 @@ def test_shipped_configs_are_valid(path):
     assert build_plan(config).train
 
 
+def test_the_long_gpt2_overlay_changes_only_single_index_gpt2_and_seeds(default_config):
+    """Snakemake merges --configfile overlays key by key; the merged config is valid and shares the
+    default's seed-0 two-stage models (same training specs)."""
+    from snakemake.utils import update_config
+
+    overlay = yaml.safe_load((REPO / "config" / "single_index_gpt2_long.yaml").read_text())
+    merged = copy.deepcopy(default_config)
+    update_config(merged, overlay)
+    default, long = build_plan(validate(default_config)), build_plan(validate(merged))
+    assert merged["experiments"]["single_index"]["gpt2"]["train"]["steps"] == 4000
+    def single_index(plan, name):
+        return {h for h, job in plan.train.items() if job.model["name"] == name and job.task["family"] == "single_index"}
+
+    assert single_index(long, "two_stage") and single_index(long, "two_stage") < single_index(default, "two_stage")
+    assert len(single_index(long, "gpt2")) == 5 and single_index(long, "gpt2").isdisjoint(default.train)
+
+
 def test_defaults_are_filled_in(default_config):
     del default_config["threads"]
     config = validate(default_config)
