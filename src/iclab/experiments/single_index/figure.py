@@ -64,7 +64,7 @@ def risk_panel(cube: xr.Dataset, ax: plt.Axes, learner: str, cases: list[str], v
     ax.set_ylim(0.0, 1.6)
     ax.set_xscale("log", base=2)
     ax.set_ylabel("risk / zero's")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="best")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
