@@ -24,6 +24,9 @@ shell.prefix(f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"

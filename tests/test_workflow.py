@@ -6,6 +6,7 @@ Runs serially (Snakemake locks its working directory).
 """
 
 import collections
+import json
 import importlib
 import math
 import os
@@ -449,6 +450,26 @@ def test_figure_cli_redraws_from_a_cube(finished_run: Path, tmp_path: Path):
     out = tmp_path / "again.png"
     run_cli("figure", "ltb_gap", "--cube", str(finished_run / "results/cubes/ltb_gap.nc"), "--out", str(out))
     assert out.stat().st_size > 0 and out.with_suffix(".pdf").stat().st_size > 0
+
+
+@pytest.mark.e2e
+def test_report_holds_every_figure_and_table_with_its_caption(finished_run: Path, scratch_src: Path, tmp_path: Path):
+    from iclab.experiments import product_caption, product_names
+
+    report = tmp_path / "report.html"
+    result = snakemake(finished_run, scratch_src, "--report", str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = report.read_text()
+    configured = load(TINY)["experiments"]
+    products = [(name, "figure", "png") for name in product_names("figure") if name in configured]
+    products += [(name, "table", "csv") for name in product_names("table") if name in configured]
+    assert len(products) == len(configured) + 1  # probe_similarity has both
+    for name, product, suffix in products:
+        assert f"{name}.{suffix}" in html, name
+        first_line = product_caption(name, product).splitlines()[0]
+        plain = max(first_line.split("``"), key=len).strip()[:20]  # RST ``code`` renders as <code>
+        assert json.dumps(plain)[1:-1] in html, (name, plain)
+    assert "iclab regenerates the tables and figures of four works" in html
 
 
 @pytest.mark.e2e

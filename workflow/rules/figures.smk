@@ -11,8 +11,9 @@ rule figure:
     output:
         png=report(
             "results/figures/{experiment}.png",
-            caption=str(experiments.HERE / "{experiment}" / "caption.rst"),
+            caption="../report/product.rst",
             category="Figures",
+            labels={"experiment": "{experiment}"},
         ),
         pdf="results/figures/{experiment}.pdf",
     log:
@@ -20,6 +21,8 @@ rule figure:
     benchmark:
         "results/benchmarks/figure/{experiment}.tsv"
     threads: 1
+    params:
+        caption=lambda w: experiments.product_caption(w.experiment, "figure"),
     wildcard_constraints:
         experiment="|".join(experiments.product_names("figure")),
     conda:
@@ -34,7 +37,12 @@ rule table:
         cube="results/cubes/{experiment}.nc",
         code=lambda w: product_code(w.experiment, "table"),
     output:
-        csv="results/tables/{experiment}.csv",
+        csv=report(
+            "results/tables/{experiment}.csv",
+            caption="../report/product.rst",
+            category="Tables",
+            labels={"experiment": "{experiment}"},
+        ),
         md="results/tables/{experiment}.md",
         tex="results/tables/{experiment}.tex",
     log:
@@ -42,6 +50,8 @@ rule table:
     benchmark:
         "results/benchmarks/table/{experiment}.tsv"
     threads: 1
+    params:
+        caption=lambda w: experiments.product_caption(w.experiment, "table"),
     wildcard_constraints:
         experiment="|".join(experiments.product_names("table")),
     conda:

@@ -40,6 +40,14 @@ def caption_file(name: str) -> Path:
     return HERE / name / "caption.rst"
 
 
+def product_caption(name: str, product: str) -> str:
+    """The report caption of experiment ``name``'s figure (its ``caption.rst``) or table (its module's
+    docstring, read without importing it)."""
+    if product == "figure":
+        return caption_file(name).read_text()
+    return ast.get_docstring(ast.parse(product_file(name, product).read_text())) or f"Table of {name}."
+
+
 def module_file(module: str) -> Path | None:
     """The source file of an iclab module (a package's ``__init__.py``), or None if there is none."""
     path = HERE.parent.parent.joinpath(*module.split("."))
