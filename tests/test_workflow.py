@@ -587,6 +587,23 @@ def test_jobs_killed_mid_run_and_rerun_end_with_the_cubes_of_an_uninterrupted_ru
     assert not any(p.name.startswith(".") for p in (killed / "results").rglob("*"))  # no temporaries left
 
 
+def test_paper_tier_training_jobs_ask_for_a_gpu_only_for_sequence_models(tmp_path: Path):
+    """Dry run of config/paper.yaml: each training job's ``gpu`` resource (what the SLURM executor passes
+    to sbatch) is 1 exactly for the GPT-2 and LSTM models of the plan."""
+    result = snakemake(tmp_path, REPO / "src", "-n", config=REPO / "config" / "paper.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    gpus = {}
+    for block in result.stdout.split("rule train:")[1:]:
+        model = block.split("wildcards: model=")[1].split()[0]
+        gpus[model] = int(block.split("gpu=")[1].split(",")[0])
+    plan = build_plan(load(REPO / "config" / "paper.yaml"))
+    assert set(gpus) == set(plan.train)
+    names = {h: job.model["name"] for h, job in plan.train.items()}
+    assert {names[h] for h, n in gpus.items() if n == 1} == {"gpt2", "lstm"}
+    assert {"lsa", "ltb", "gd_beta", "two_stage", "mean_field"} <= {names[h] for h, n in gpus.items() if n == 0}
+    assert all(gpus[h] == (names[h] in ("gpt2", "lstm")) for h in gpus)
+
+
 def test_every_stage_has_help():
     for stage in ("validate", "data", "train", "evaluate", "theory", "aggregate", "figure", "table"):
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout

@@ -43,6 +43,15 @@ def lookup(table, key, what):
         raise WorkflowError(f"no {what} {key!r} in the plan of this config (stale target or another config?)") from None
 
 
+ACCELERATED_MODELS = ("gpt2", "lstm")  # sequence models trained by gradient steps: a GPU pays
+
+
+def train_gpus(wildcards):
+    """GPUs a training job asks for (the SLURM executor passes them on): 1 for a GPT-2 or an LSTM, 0 for
+    the linear models and closed-form fits. Locally a resource not limited by --resources is not limited."""
+    return int(lookup(PLAN.train, wildcards.model, "model").model["name"] in ACCELERATED_MODELS)
+
+
 def setting_of(wildcards):
     return lookup(PLAN.settings[wildcards.experiment], wildcards.setting, f"{wildcards.experiment} setting")
 

@@ -9,7 +9,8 @@ rule train:
     threads: THREADS
     resources:
         mem_mb=4000,
-        runtime=120,
+        runtime=lambda wildcards, attempt: 120 * attempt,  # a retry (--retries) gets twice the time
+        gpu=train_gpus,
     params:
         spec=lambda w: canonical_json(lookup(PLAN.train, w.model, "model").to_dict()),
         # Outside output: Snakemake deletes outputs before a job starts, never this.
