@@ -8,6 +8,7 @@ Runs serially (Snakemake locks its working directory).
 import collections
 import json
 import importlib
+import importlib.util
 import math
 import os
 import shutil
@@ -24,6 +25,7 @@ import xarray as xr
 import yaml
 from conftest import REPO, hand_gamma_inverse, hand_theorem8_limit, run_cli
 
+from iclab import cluster
 from iclab.config import load
 from iclab.cubes import read_cube
 from iclab.datasets import load_data
@@ -48,7 +50,9 @@ def scratch_src(tmp_path_factory) -> Path:
     return src
 
 
-def snakemake(workdir: Path, src: Path, *args: str, config: Path = TINY) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, src: Path, *args: str, config: Path = TINY, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     cmd = [
         str(SNAKEMAKE),
         "--snakefile",
@@ -62,7 +66,7 @@ def snakemake(workdir: Path, src: Path, *args: str, config: Path = TINY) -> subp
         "2",
         *args,
     ]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src)} | (env or {})
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=workdir)
 
 
@@ -587,21 +591,44 @@ def test_jobs_killed_mid_run_and_rerun_end_with_the_cubes_of_an_uninterrupted_ru
     assert not any(p.name.startswith(".") for p in (killed / "results").rglob("*"))  # no temporaries left
 
 
-def test_paper_tier_training_jobs_ask_for_a_gpu_only_for_sequence_models(tmp_path: Path):
-    """Dry run of config/paper.yaml: each training job's ``gpu`` resource (what the SLURM executor passes
-    to sbatch) is 1 exactly for the GPT-2 and LSTM models of the plan."""
-    result = snakemake(tmp_path, REPO / "src", "-n", config=REPO / "config" / "paper.yaml")
+def job_resources(block: str) -> dict[str, str]:
+    """The resources line of one job of a dry run: name → value."""
+    line = block.split("resources: ")[1].splitlines()[0]
+    return dict(item.split("=", 1) for item in line.split(", "))
+
+
+def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_only(tmp_path: Path):
+    """Dry run of config/paper.yaml through profiles/slurm (snakemake-executor-plugin-slurm, a test
+    dependency): a training job asks for one GPU and the GPU partition exactly when it trains a GPT-2 or an
+    LSTM; runtime and memory follow iclab.cluster's estimate of its spec; every job gets the account."""
+    assert importlib.util.find_spec("snakemake_executor_plugin_slurm"), "pip install -e '.[test]' installs it"
+    env = {"ICLAB_SLURM_PARTITION": "cpu-q", "ICLAB_SLURM_GPU_PARTITION": "gpu-q", "ICLAB_SLURM_ACCOUNT": "lab"}
+    paper = REPO / "config" / "paper.yaml"
+    profile = ["--profile", str(REPO / "profiles" / "slurm")]
+    result = snakemake(tmp_path, REPO / "src", "-n", *profile, config=paper, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
-    gpus = {}
+    assert "Using profiles " + str(REPO / "profiles" / "slurm") in result.stdout + result.stderr
+    plan = build_plan(load(paper))
+    requests = {}
     for block in result.stdout.split("rule train:")[1:]:
-        model = block.split("wildcards: model=")[1].split()[0]
-        gpus[model] = int(block.split("gpu=")[1].split(",")[0])
-    plan = build_plan(load(REPO / "config" / "paper.yaml"))
-    assert set(gpus) == set(plan.train)
-    names = {h: job.model["name"] for h, job in plan.train.items()}
-    assert {names[h] for h, n in gpus.items() if n == 1} == {"gpt2", "lstm"}
-    assert {"lsa", "ltb", "gd_beta", "two_stage", "mean_field"} <= {names[h] for h, n in gpus.items() if n == 0}
-    assert all(gpus[h] == (names[h] in ("gpt2", "lstm")) for h in gpus)
+        requests[block.split("wildcards: model=")[1].split()[0]] = job_resources(block)
+    assert set(requests) == set(plan.train)
+    for model_hash, resources in requests.items():
+        spec = plan.train[model_hash].to_dict()
+        sequence_model = spec["model"]["name"] in ("gpt2", "lstm")
+        assert int(resources["gpu"]) == sequence_model
+        assert resources["slurm_partition"] == ("gpu-q" if sequence_model else "cpu-q")
+        assert resources["slurm_account"] == "lab"
+        assert (int(resources["runtime"]), int(resources["mem_mb"])) == (
+            cluster.runtime_minutes(spec),
+            cluster.memory_mb(spec),
+        )
+    names = {plan.train[h].model["name"] for h in requests}
+    assert {"gpt2", "lstm", "lsa", "ltb", "gd_beta", "two_stage", "mean_field"} <= names
+    for rule in ("data", "evaluate", "aggregate"):
+        resources = job_resources(result.stdout.split(f"rule {rule}:")[1])
+        placement = (resources["slurm_partition"], resources["slurm_account"], resources.get("gpu"))
+        assert placement == ("cpu-q", "lab", None)
 
 
 def test_every_stage_has_help():

@@ -1,6 +1,8 @@
 """Config validation, the job plan and path helpers shared by every rule."""
 
-from iclab import experiments
+import os
+
+from iclab import cluster, experiments
 from iclab.config import ConfigError, validate
 from iclab.hashing import HASH_PATTERN, canonical_json
 from iclab.plan import build_plan
@@ -43,13 +45,33 @@ def lookup(table, key, what):
         raise WorkflowError(f"no {what} {key!r} in the plan of this config (stale target or another config?)") from None
 
 
-ACCELERATED_MODELS = ("gpt2", "lstm")  # sequence models trained by gradient steps: a GPU pays
+def train_spec(wildcards):
+    return lookup(PLAN.train, wildcards.model, "model").to_dict()
+
+
+# What a job asks a cluster for (iclab.cluster; the local executor ignores these): a training job asks for a GPU
+# if it trains a GPT-2 or an LSTM, for a runtime and memory estimated from its spec, and for the partition and
+# account named in $ICLAB_SLURM_PARTITION, $ICLAB_SLURM_GPU_PARTITION, $ICLAB_SLURM_ACCOUNT (unset: None, the
+# cluster's default partition and the executor plugin's guess of the account).
+SLURM_PARTITION = cluster.partition(0, os.environ)
+SLURM_ACCOUNT = cluster.account(os.environ)
 
 
 def train_gpus(wildcards):
-    """GPUs a training job asks for (the SLURM executor passes them on): 1 for a GPT-2 or an LSTM, 0 for
-    the linear models and closed-form fits. Locally a resource not limited by --resources is not limited."""
-    return int(lookup(PLAN.train, wildcards.model, "model").model["name"] in ACCELERATED_MODELS)
+    return cluster.gpus(train_spec(wildcards))
+
+
+def train_runtime(wildcards, attempt):
+    """Minutes; a retried job (--retries) asks for `attempt` times the estimate and resumes from its checkpoint."""
+    return cluster.runtime_minutes(train_spec(wildcards), attempt)
+
+
+def train_mem_mb(wildcards):
+    return cluster.memory_mb(train_spec(wildcards))
+
+
+def train_partition(wildcards):
+    return cluster.partition(train_gpus(wildcards), os.environ)
 
 
 def setting_of(wildcards):

@@ -10,6 +10,8 @@ rule data:
     resources:
         mem_mb=2000,
         runtime=10,
+        slurm_partition=SLURM_PARTITION,
+        slurm_account=SLURM_ACCOUNT,
     params:
         spec=lambda w: canonical_json(lookup(PLAN.data, w.data, "evaluation set").to_dict()),
     conda:

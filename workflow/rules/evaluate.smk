@@ -13,6 +13,8 @@ rule evaluate:
     resources:
         mem_mb=4000,
         runtime=30,
+        slurm_partition=SLURM_PARTITION,
+        slurm_account=SLURM_ACCOUNT,
     params:
         spec=lambda w: canonical_json(setting_of(w).to_dict()),
         data=lambda w: " ".join(f"{name}={data_path(h)}" for name, h in setting_of(w).data.items()),
@@ -41,6 +43,8 @@ rule theory:
     resources:
         mem_mb=4000,
         runtime=30,
+        slurm_partition=SLURM_PARTITION,
+        slurm_account=SLURM_ACCOUNT,
     params:
         order=lambda w: canonical_json(PLAN.order[w.experiment]),
     conda:
@@ -62,6 +66,11 @@ rule aggregate:
     benchmark:
         "results/benchmarks/aggregate/{experiment}.tsv"
     threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+        slurm_partition=SLURM_PARTITION,
+        slurm_account=SLURM_ACCOUNT,
     params:
         order=lambda w: canonical_json(PLAN.order[w.experiment]),
         theory=lambda w, input: f"--theory {input.theory}" if input.theory else "",

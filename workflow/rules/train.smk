@@ -8,9 +8,11 @@ rule train:
         "results/benchmarks/train/{model}.tsv"
     threads: THREADS
     resources:
-        mem_mb=4000,
-        runtime=lambda wildcards, attempt: 120 * attempt,  # a retry (--retries) gets twice the time
+        mem_mb=train_mem_mb,
+        runtime=train_runtime,
         gpu=train_gpus,
+        slurm_partition=train_partition,
+        slurm_account=SLURM_ACCOUNT,
     params:
         spec=lambda w: canonical_json(lookup(PLAN.train, w.model, "model").to_dict()),
         # Outside output: Snakemake deletes outputs before a job starts, never this.

@@ -1,0 +1,151 @@
+"""What a training job asks a cluster for (``profiles/slurm``): a GPU for the sequence models, a runtime and a
+memory scaled to the model and its training, the partition and account named in the environment.
+
+The sizes are estimates from the job's spec, not measurements of the job itself:
+
+- work = 6 · (parameters each token passes through) · tokens + attention's T² terms (forward and backward),
+  the count of ``benchmarks/bench_gpt2.py``; runtime = start-up + steps · per-step overhead + work / rate;
+- memory = base + 16 bytes a parameter (weights, gradients, Adam's two moments) + activations (on a CPU);
+  GPT-2's are Korthikanti et al. 2022's s·b·h·(34 + 5·a·s/h) bytes a layer at 16 bits, doubled for float32.
+
+Each estimate is multiplied by ``SAFETY``; a retried job (Snakemake's ``attempt``) asks for ``attempt`` times
+the runtime, capped at ``MAX_RUNTIME_MIN``: a job stopped at its limit resumes from its checkpoint when retried.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ACCELERATED_MODELS = ("gpt2", "lstm")  # sequence models trained by many gradient steps: a GPU pays
+
+PARTITION_VARIABLE = "ICLAB_SLURM_PARTITION"  # every job's partition (unset: the cluster's default)
+GPU_PARTITION_VARIABLE = "ICLAB_SLURM_GPU_PARTITION"  # jobs that ask for a GPU (unset: PARTITION_VARIABLE's)
+ACCOUNT_VARIABLE = "ICLAB_SLURM_ACCOUNT"  # unset: the executor plugin guesses the account
+
+# Sustained FLOP/s of one training job. CPU: a quarter of the 7.7e10 that GPT-2 64/3/2 reaches here on 2 threads
+# (benchmarks/results/gpt2.json). GPU: assumed for small models on a data-centre GPU, not measured (no GPU lent).
+RATE = {"cpu": 2e10, "gpu": 5e12}
+STEP_OVERHEAD_S = {"cpu": 2e-3, "gpu": 1e-2}  # Python, optimizer and kernel launches of one step
+START_UP_S = 300.0  # Python, torch and transformers imports, the data, the checkpoint writes
+BASE_MEMORY_BYTES = 1.0e9  # a training job's resident set before its model (0.37–0.45 GB measured here)
+CUDA_CONTEXT_BYTES = 1.0e9
+SAFETY = 2.0
+MAX_RUNTIME_MIN = 24 * 60
+MIN_RUNTIME_MIN = 10
+MIN_MEMORY_MB = 2000
+
+
+@dataclass(frozen=True)
+class Size:
+    """A training job's work: FLOPs of one step (forward and backward), the steps, the model's parameters and
+    the bytes of the activations one step keeps for its backward pass (float32)."""
+
+    flops_per_step: float
+    steps: int
+    parameters: float
+    activation_bytes: float
+
+
+def gpt2_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
+    """GPT-2 blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n (interleaved) or n tokens;
+    a token-matrix model trained at every position runs one prefix per position (mean length (n + 1)/2)."""
+    n, batch = task["n_points"], train["batch_size"]
+    embd, layers, heads = model["n_embd"], model["n_layer"], model["n_head"]
+    parameters = (12 if model.get("mlp", True) else 4) * layers * embd**2
+    interleaved = model.get("prompt_format", "interleaved") == "interleaved"
+    if interleaved or train.get("loss_positions", "last") == "last":
+        passes, tokens = 1, (2 * n if interleaved else n)
+    else:
+        passes, tokens = n, (n + 1) / 2
+    flops = passes * (6 * parameters * batch * tokens + 12 * layers * batch * tokens**2 * embd)
+    activations = 2 * passes * tokens * batch * embd * layers * (34 + 5 * heads * tokens / embd)
+    return Size(flops, train["steps"], parameters, activations)
+
+
+def lstm_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
+    """Stacked LSTMs: 8 · L · H² parameters (four gates, input and recurrent), T = 2n tokens; a token keeps its
+    four gates, cell and output per layer."""
+    hidden, layers, batch, tokens = model["hidden"], model["n_layer"], train["batch_size"], 2 * task["n_points"]
+    parameters = 8 * layers * hidden**2
+    return Size(6 * parameters * batch * tokens, train["steps"], parameters, 4 * 6 * batch * tokens * layers * hidden)
+
+
+def dense_size(parameters: float, tokens: float, steps: int, width: float) -> Size:
+    """A model whose every token passes through all ``parameters`` and keeps ``width`` floats."""
+    return Size(6 * parameters * tokens, steps, parameters, 4 * tokens * width)
+
+
+def two_stage_size(width: int, d: int, n: int, train: dict[str, Any]) -> Size:
+    """Oko et al.'s two stages as ``iclab.fit.two_stage`` runs them, one "step": the stage-1 gradient over t1
+    prompts of n points through m neurons of dimension d; stage 2's (m², m²) Gram matrix summed over t2
+    prompts (float64) and solved (a third of (m²)³). Memory: the Gram matrix, its ridge system and the chunk's
+    (chunk, m²) features, in float64."""
+    m2, chunk = width**2, train["chunk"]
+    flops = 6 * width * d * n * (train["t1"] + train["t2"]) + 2 * train["t2"] * m2**2 + m2**3 / 3
+    return Size(flops, 1, width * d + m2, 8 * (2 * m2**2 + chunk * m2 + chunk * n * width))
+
+
+def model_size(job: dict[str, Any]) -> Size:
+    """The size of the training job with spec ``job`` (``TrainJob.to_dict()``)."""
+    model, task, train = job["model"], job["task"], job["train"]
+    d, n = task["d"], task["n_points"]
+    name = model["name"]
+    if name == "gpt2":
+        return gpt2_size(model, task, train)
+    if name == "lstm":
+        return lstm_size(model, task, train)
+    if name == "two_stage":
+        return two_stage_size(model["width"], d, n, train)
+    if name == "mean_field":  # M particles (a ∈ R^k, w ∈ R^d)
+        return dense_size(model["width"] * (d + model["k"]), train["batch_size"] * n, train["steps"], model["width"])
+    # lsa, ltb, gd_beta: (d+1)×(d+1) matrices acting on every token
+    return dense_size(2 * (d + 1) ** 2, train["batch_size"] * (n + 1), train["steps"], 4 * (d + 1))
+
+
+def gpus(job: dict[str, Any]) -> int:
+    """1 for a GPT-2 or an LSTM, 0 for the linear models and closed-form fits."""
+    return int(job["model"]["name"] in ACCELERATED_MODELS)
+
+
+def device(job: dict[str, Any]) -> str:
+    return "gpu" if gpus(job) else "cpu"
+
+
+def estimated_seconds(job: dict[str, Any], on: str) -> float:
+    """Estimated wall-clock seconds of the training job on device ``on`` ("cpu" or "gpu"), before SAFETY."""
+    size = model_size(job)
+    return START_UP_S + size.steps * STEP_OVERHEAD_S[on] + size.flops_per_step * size.steps / RATE[on]
+
+
+def runtime_minutes(job: dict[str, Any], attempt: int = 1) -> int:
+    """Wall-clock minutes to ask for: the estimate on the job's device × SAFETY × attempt, capped."""
+    minutes = math.ceil(SAFETY * estimated_seconds(job, device(job)) / 60) * attempt
+    return min(max(minutes, MIN_RUNTIME_MIN), MAX_RUNTIME_MIN)
+
+
+def host_bytes(job: dict[str, Any], on: str) -> float:
+    """Estimated host memory of the training job on device ``on``, before SAFETY. On a GPU the activations live
+    in the GPU's memory and the host holds the CUDA context instead."""
+    size = model_size(job)
+    held = size.activation_bytes if on == "cpu" else CUDA_CONTEXT_BYTES
+    return BASE_MEMORY_BYTES + 16 * size.parameters + held
+
+
+def memory_mb(job: dict[str, Any]) -> int:
+    """Host memory to ask for (MB): the estimate on the job's device × SAFETY, rounded up to 500 MB."""
+    return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job)) / 1e6 / 500))
+
+
+def partition(gpu: int, environ: Mapping[str, str]) -> str | None:
+    """The SLURM partition of a job: ``$ICLAB_SLURM_GPU_PARTITION`` for one that asks for a GPU (falling back to
+    ``$ICLAB_SLURM_PARTITION``), ``$ICLAB_SLURM_PARTITION`` otherwise; None (the cluster's default) if unset."""
+    names = (GPU_PARTITION_VARIABLE, PARTITION_VARIABLE) if gpu else (PARTITION_VARIABLE,)
+    return next((environ[name] for name in names if environ.get(name)), None)
+
+
+def account(environ: Mapping[str, str]) -> str | None:
+    """``$ICLAB_SLURM_ACCOUNT``; None (the executor plugin guesses it) if unset."""
+    return environ.get(ACCOUNT_VARIABLE) or None
