@@ -26,6 +26,7 @@ def test_every_package_is_registered_with_its_schema_caption_and_products():
     assert sorted(load_schema()["properties"]["experiments"]["properties"]) == experiments.names()
     for name, experiment in registry.items():
         assert experiment.name == name
+        assert experiments.claims_file(name).is_file(), f"{name}: no claims.py"
         for product in experiment.products:
             assert experiments.product_file(name, product).is_file()
         if "figure" in experiment.products:
@@ -93,9 +94,10 @@ def test_a_figure_drawn_by_another_experiments_module_depends_on_that_module():
     assert relative("probe_similarity", "table") == {"probe_similarity/table.py", "probe_layers/__init__.py"}
 
 
-def test_figure_and_table_modules_do_not_import_torch():
+def test_figure_table_and_claims_modules_do_not_import_torch():
     modules = [f"iclab.experiments.{n}.figure" for n in experiments.product_names("figure")]
     modules += [f"iclab.experiments.{n}.table" for n in experiments.product_names("table")]
+    modules += [f"iclab.experiments.{n}.claims" for n in experiments.names()]
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"

@@ -95,6 +95,8 @@ def test_workflow_makes_every_target(finished_run: Path):
         assert len(targets) > 1, f"{name} makes neither a figure nor a table"
         for target in targets:
             assert (finished_run / target).stat().st_size > 0, target
+    for target in ("results/tables/claims.csv", "results/tables/claims.md"):
+        assert (finished_run / target).stat().st_size > 0, target
     cube = read_cube(finished_run / "results/cubes/ltb_gap.nc", kind="experiment")
     assert list(cube.beta_star_norm.values) == [0.0, 2.0] and list(cube.n.values) == [6]
     learners = {"lsa", "ltb", "gd_beta", "bayes", "gd_beta_optimal", "lsa_optimal", "ridge", "ols", "zero"}
@@ -432,9 +434,10 @@ def test_an_experiment_added_as_a_package_runs_end_to_end(tmp_path: Path, scratc
         "all": 1,
         "data": 4,
         "evaluate": 2,
+        "claims": 1,
         "figure": 1,
         "theory": 1,
-        "total": 14,
+        "total": 15,
         "train": 4,
     }
     cube = read_cube(tmp_path / "results/cubes/toy_noise.nc", kind="experiment")
@@ -447,6 +450,36 @@ def test_an_experiment_added_as_a_package_runs_end_to_end(tmp_path: Path, scratc
     # zero predictor's risk is E y² too, estimated on the evaluation prompts
     np.testing.assert_allclose(cube.query_risk.sel(learner="zero").isel(seed=0), cube.theory_label_power, rtol=0.2)
     assert (tmp_path / "results/figures/toy_noise.pdf").stat().st_size > 0
+    claims = pd.read_csv(tmp_path / "results/tables/claims.csv")  # the package's claims.py, one row per σ
+    assert list(claims.experiment) == ["toy_noise", "toy_noise"] and list(claims.holds) == ["yes", "yes"]
+
+
+IDENTITIES = [  # claims true at any training size: they hold on the tiny run too
+    ("lsa_shifts", "prediction gain grows as c²"),  # ŷ cubic, y linear in x: exactly c²
+    ("ltb_bayes_gap", "GD-β at its optimum has the closed-form risk"),  # Monte Carlo of a closed form
+    ("ltb_bayes_gap", "the posterior mean (ridge centred at β*) has the Bayes risk"),
+    ("mean_field", "no dynamics goes below the global minimum"),  # a lower bound
+    ("gdbeta_flow", "SGD leaves the part of (β₀, Γ) on the kernel of H"),  # exact zero gradient there
+]
+
+
+@pytest.mark.e2e
+def test_claims_table_lists_every_experiment_and_its_identities_hold(finished_run: Path):
+    table = pd.read_csv(finished_run / "results/tables/claims.csv")
+    assert list(dict.fromkeys(table.experiment)) == list(load(TINY)["experiments"])
+    assert np.isfinite(table[["measured", "expected", "tolerance"]].to_numpy()).all()
+    assert set(table.holds) <= {"yes", "no"} and set(table.relation) <= {"≈", "<", ">", "≤", "≥"}
+    for experiment, text in IDENTITIES:
+        rows = table[(table.experiment == experiment) & table.claim.str.contains(text, regex=False)]
+        assert list(rows.holds) == ["yes"], (experiment, text, rows.to_dict("records"))
+    # a row's numbers are the cube's: GD-β's Monte-Carlo risk at the largest SNR and n, its 95% interval
+    cube = cube_of(finished_run, "ltb_bayes_gap").isel(position=-1).sel(snr=4.0, predictor="gd_beta_optimum")
+    (row,) = table[table.claim.str.startswith("GD-β at its optimum has the closed-form risk")].to_dict("records")
+    assert row["measured"] == pytest.approx(float(cube.mc_risk))
+    assert row["expected"] == pytest.approx(float(cube.theory_risk))
+    assert row["tolerance"] == pytest.approx(1.959964 * float(np.hypot(cube.mc_risk_sem, cube.theory_risk_sem)))
+    held = int((table.holds == "yes").sum())
+    assert f"{held} of {len(table)} claims hold" in (finished_run / "results/tables/claims.md").read_text()
 
 
 @pytest.mark.e2e
@@ -474,6 +507,7 @@ def test_report_holds_every_figure_and_table_with_its_caption(finished_run: Path
         plain = max(first_line.split("``"), key=len).strip()[:20]  # RST ``code`` renders as <code>
         assert json.dumps(plain)[1:-1] in html, (name, plain)
     assert "iclab regenerates the tables and figures of four works" in html
+    assert "claims.csv" in html and "Every reproduced claim of the experiments of this run" in html
 
 
 @pytest.mark.e2e
@@ -632,7 +666,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
 
 
 def test_every_stage_has_help():
-    for stage in ("validate", "data", "train", "evaluate", "theory", "aggregate", "figure", "table"):
+    for stage in ("validate", "data", "train", "evaluate", "theory", "aggregate", "figure", "table", "claims"):
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout
 
 

@@ -210,6 +210,19 @@ def cmd_table(args: argparse.Namespace) -> None:
     log.info("wrote %s.{csv,md,tex}:\n%s", args.out, frame.to_string(index=False))
 
 
+def cmd_claims(args: argparse.Namespace) -> None:
+    from iclab.claims import claims_table, markdown, write_claims
+    from iclab.cubes import EXPERIMENT_KIND, cube_spec, read_cube
+
+    cubes = {}
+    for path in args.cubes:
+        cube = read_cube(path, kind=EXPERIMENT_KIND)
+        cubes[cube_spec(cube)["experiment"]] = cube
+    table = claims_table(cubes)
+    write_claims(table, args.out)
+    log.info("wrote %s.{csv,md}:\n%s", args.out, markdown(table))
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m iclab", description=__doc__)
     sub = p.add_subparsers(dest="stage", required=True)
@@ -269,6 +282,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cube", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .tex are written")
     s.set_defaults(run=cmd_table)
+
+    s = sub.add_parser("claims", help="check every experiment's claims against its theory (.csv, .md) from the cubes")
+    s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")
+    s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv and .md are written")
+    s.set_defaults(run=cmd_claims)
     return p
 
 

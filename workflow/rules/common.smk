@@ -88,6 +88,11 @@ def product_code(name, product):
     return [str(p) for p in experiments.product_code(name, product)]
 
 
+def claims_code():
+    """The claims modules of the configured experiments and what they import: inputs of the claims job."""
+    return sorted({str(p) for name in CONFIG["experiments"] for p in experiments.claims_code(name)})
+
+
 def theory_code(name):
     """The experiment and theory modules an experiment's theory runs: inputs of its theory job."""
     return [str(p) for p in experiments.theory_code(name)]
@@ -101,7 +106,7 @@ def theory_input(wildcards):
 
 
 def all_targets():
-    """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments."""
+    """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments, and the claims table."""
     registry = experiments.registry()
     targets = []
     for name in CONFIG["experiments"]:
@@ -109,4 +114,4 @@ def all_targets():
             targets += [f"results/figures/{name}.{ext}" for ext in ("png", "pdf")]
         if "table" in registry[name].products:
             targets += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
-    return targets
+    return targets + ["results/tables/claims.csv", "results/tables/claims.md"]

@@ -1,6 +1,7 @@
 localrules:
     figure,
     table,
+    claims,
 
 
 rule figure:
@@ -59,3 +60,22 @@ rule table:
     shell:
         "python -m iclab table {wildcards.experiment} --cube {input.cube} --out results/tables/{wildcards.experiment}"
         " > {log} 2>&1"
+
+
+rule claims:
+    """Every configured experiment's claims against its theory, from the cubes alone."""
+    input:
+        cubes=[f"results/cubes/{name}.nc" for name in CONFIG["experiments"]],
+        code=claims_code(),
+    output:
+        csv=report("results/tables/claims.csv", caption="../report/claims.rst", category="Claims"),
+        md="results/tables/claims.md",
+    log:
+        "results/logs/claims.log",
+    benchmark:
+        "results/benchmarks/claims.tsv"
+    threads: 1
+    conda:
+        ENV
+    shell:
+        "python -m iclab claims --cubes {input.cubes} --out results/tables/claims > {log} 2>&1"

@@ -93,6 +93,16 @@ def product_code(name: str, product: str) -> list[Path]:
     return code_closure(f"{__name__}.{name}.{product}", (__name__,))
 
 
+def claims_file(name: str) -> Path:
+    return HERE / name / "claims.py"
+
+
+def claims_code(name: str) -> list[Path]:
+    """Source files of experiment ``name``'s claims: its ``claims.py`` and the iclab modules it imports that
+    decide a claim (``iclab.claims``, ``iclab.intervals``, experiment modules), transitively."""
+    return code_closure(f"{__name__}.{name}.claims", (__name__, "iclab.claims", "iclab.intervals"))
+
+
 def product_function(name: str, product: str):
     """The ``figure(cube, png)`` or ``table(cube, stem)`` function of experiment ``name``."""
     if name not in product_names(product):
@@ -122,7 +132,8 @@ def experiment(name: str):
         raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
     if declared.name != name:
         raise ExperimentError(f"experiment package {name!r} declares the name {declared.name!r}")
-    required = [HERE / name / "schema.yaml"] + [product_file(name, product) for product in declared.products]
+    required = [HERE / name / "schema.yaml", claims_file(name)]
+    required += [product_file(name, product) for product in declared.products]
     required += [caption_file(name)] if "figure" in declared.products else []
     missing = [path.name for path in required if not path.is_file()]
     if missing:

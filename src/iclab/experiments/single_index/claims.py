@@ -1,0 +1,51 @@
+"""Claims of Oko, Song, Suzuki, Wu 2024 (§5) and Suzuki's 2024 talk on the single_index cube: risk over the zero
+predictor's, pooled over the last bin of test prompt lengths n*."""
+
+from iclab.claims import Claim, Estimate, difference, has, over_seeds
+
+SOURCE = "Oko, Song, Suzuki, Wu 2024, §5; Suzuki 2024"
+BASIS = "95% bands of the risk over the zero predictor's (seeds, evaluation prompts), in quadrature"
+
+
+def relative(cube, case: str, learner: str):
+    at = cube.sel(case=case).isel(position_bin=-1)
+    zero = at.binned_risk.sel(learner="zero").mean("seed")
+    return over_seeds(at.binned_risk.sel(learner=learner) / zero, at.binned_risk_sem.sel(learner=learner) / zero)
+
+
+def varied(cube, held: str, varies: str) -> tuple[str, str] | None:
+    """The cases with the smallest and largest ``varies`` at the value of ``held`` that has most cases."""
+    values = [int(v) for v in cube[held].values]
+    common = max(set(values), key=values.count)
+    cases = [c for c, v in zip(cube.case.values, values) if v == common]
+    if len(cases) < 2:
+        return None
+    ordered = sorted(cases, key=lambda c: int(cube[varies].sel(case=c)))
+    return str(ordered[0]), str(ordered[-1])
+
+
+def claims(cube):
+    if not has(cube, learner="zero"):  # the risks are relative to the zero predictor's
+        return []
+    bin_range = f"n* ∈ [{int(cube.bin_first[-1])}, {int(cube.bin_last[-1])}]"
+    rows = []
+    over_d, over_r = varied(cube, "r", "d"), varied(cube, "d", "r")
+    if over_d:
+        low, high = over_d
+        for learner in [m for m in ("two_stage", "gpt2") if has(cube, learner=m)]:
+            rows.append(Claim(f"{learner}: the pretrained model's risk does not depend on d ({high} against {low}, "
+                              f"{bin_range})", SOURCE, difference(relative(cube, high, learner),
+                              relative(cube, low, learner)), "≈", Estimate(0.0), BASIS))
+        if has(cube, learner="krr"):
+            rows.append(Claim(f"kernel ridge on the test prompt degrades as d grows ({high} against {low}, "
+                              f"{bin_range})", SOURCE, relative(cube, high, "krr"), ">", relative(cube, low, "krr"),
+                              BASIS))
+        if has(cube, learner="krr") and has(cube, learner="two_stage"):
+            rows.append(Claim(f"the pretrained two-stage model beats kernel ridge at the largest d ({high}, "
+                              f"{bin_range})", SOURCE, relative(cube, high, "two_stage"), "<",
+                              relative(cube, high, "krr"), BASIS))
+    if over_r and has(cube, learner="two_stage"):
+        low, high = over_r
+        rows.append(Claim(f"two_stage: the risk grows with r ({high} against {low}, {bin_range})", SOURCE,
+                          relative(cube, high, "two_stage"), ">", relative(cube, low, "two_stage"), BASIS))
+    return rows
