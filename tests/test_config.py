@@ -2,6 +2,7 @@
 
 import copy
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -223,3 +224,34 @@ def test_a_learner_whose_prompts_exceed_its_positions_is_refused_when_planning()
     job = TrainJob.from_dict({"model": spec, "task": task, "train": train, "seed": 0})
     with pytest.raises(ExperimentError, match=r"'gpt2' has position embeddings for 5 points but would train on prompts"):
         check_positions("toy", job)
+
+
+SOURCE_WORDS = re.compile(
+    r"not stated|not confirmed|§|Section|Table|Figure|Theorem|Lemma|Corollary|Assumption|Appendix|Algorithm|"
+    r"their code|the talk|the theory|iclab|\bas \w|paper|Garg"
+)
+
+
+def unsourced_values(text: str) -> list[str]:
+    """Lines of a YAML file that set a value with no source: neither a comment naming one on the line nor on
+    the line of its parent key."""
+    bare, parents = [], []  # parents: (indent, has a source comment) of the open mapping keys
+    for line in text.splitlines():
+        content, _, comment = line.partition("#")
+        if not content.strip() or content.strip().startswith("- "):
+            continue
+        indent = len(content) - len(content.lstrip())
+        while parents and parents[-1][0] >= indent:
+            parents.pop()
+        sourced = bool(SOURCE_WORDS.search(comment))
+        value = content.strip().partition(":")[2]
+        if not value.strip() or (value.strip().startswith("&") and len(value.split()) == 1):
+            parents.append((indent, sourced))  # a mapping key: its children may rely on its comment
+        elif not (sourced or (parents and parents[-1][1])):
+            bare.append(line.strip())
+    return bare
+
+
+def test_every_paper_tier_value_is_sourced_or_marked_not_stated():
+    assert unsourced_values((REPO / "config" / "paper.yaml").read_text()) == []
+    assert unsourced_values("a:\n  b: 1  # Table 1\n  c: 2\nd:  # not stated\n  e: 3\n") == ["c: 2"]
