@@ -54,6 +54,22 @@ def train_step_seconds(name: str, d: int, n: int, batch: int, last_only: bool) -
     return best_of(step)
 
 
+def ols_rows() -> list[dict]:
+    """All-prefix least squares, side by side on the same prompts: the factorisation updated one example at
+    a time (estimators.ols_weights) against a pseudo-inverse per prefix (the previous implementation)."""
+    rows = []
+    for d, points in [(5, 21), (20, 41)]:
+        rng = np.random.default_rng(0)
+        xs, ys = rng.standard_normal((2000, points, d)), rng.standard_normal((2000, points))
+        updates = best_of(lambda: estimators.ols_weights(xs, ys), repeats=3, number=1)
+        pinv = best_of(lambda: estimators.map_chunks(estimators._pinv_prefix_weights, xs, ys), repeats=3, number=1)
+        reference = estimators.map_chunks(estimators._pinv_prefix_weights, xs, ys)
+        error = np.abs(estimators.ols_weights(xs, ys) - reference).max() / np.abs(reference).max()
+        rows.append({"what": f"all-prefix OLS, d={d}, {points} points, 2000 prompts", "updates ms": 1e3 * updates,
+                     "pinv per prefix ms": 1e3 * pinv, "speed-up": pinv / updates, "max relative difference": error})
+    return rows
+
+
 def main() -> None:
     torch.set_num_threads(1)
     rows = []
@@ -71,6 +87,7 @@ def main() -> None:
             secs = best_of(lambda: getattr(estimators, est)(ev.xs, ev.ys, **kw), repeats=3, number=1)
             rows.append({"what": f"estimator {est}, {label}, 2000 prompts × {n + 1} prefixes", "ms": 1e3 * secs,
                          "prompts/s": 2000 / secs})
+    rows += ols_rows()
     result = {"machine": platform.processor() or platform.machine(), "python": sys.version.split()[0],
               "torch": torch.__version__, "threads": 1, "rows": rows}
     OUT.parent.mkdir(parents=True, exist_ok=True)

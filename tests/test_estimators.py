@@ -70,6 +70,27 @@ def test_ols_matches_lstsq():
     assert_close(estimators.ols(xs, ys), per_prefix(ols_weights, xs, ys))
 
 
+def test_ols_by_updates_is_the_pseudo_inverse_of_every_prefix_to_round_off():
+    """The factorisation updated one example at a time against a pseudo-inverse per prefix, at the paper's
+    d = 20 and 41 points, and where K − 1 ≤ d."""
+    rng = np.random.default_rng(11)
+    for batch, n_points, d in [(300, 41, 20), (50, 8, 20), (50, 21, 20)]:
+        xs, ys = rng.standard_normal((batch, n_points, d)), rng.standard_normal((batch, n_points))
+        expected = estimators._pinv_prefix_weights(xs, ys)
+        atol = 1e-10 * np.abs(expected).max()
+        np.testing.assert_allclose(estimators.ols_weights(xs, ys), expected, rtol=0, atol=atol)
+
+
+def test_ols_with_dependent_examples_is_minimum_norm_least_squares():
+    """Covariates with zero coordinates (a rank-deficient H) and a repeated example, in one batch with generic
+    prompts: each prompt matches lstsq (minimum norm) on every prefix."""
+    xs, ys = make_prompts(12, batch=6, n_points=3 * D)
+    xs[0, :, D - 2 :] = 0.0  # rank d − 2 throughout
+    xs[1, 2] = xs[1, 1]  # a repeated example before d
+    xs[2, 1] = 2.0 * xs[2, 0]  # collinear
+    assert_close(estimators.ols(xs, ys), per_prefix(ols_weights, xs, ys))
+
+
 def test_ols_exact_at_k_equal_d_with_ill_conditioned_prefix():
     xs, ys = make_prompts(2, batch=1, n_points=D + 1)
     xs[0, D - 1] = xs[0, D - 2] + 1e-6 * np.random.default_rng(2).standard_normal(D)  # κ(X[:d]) ~ 1e6

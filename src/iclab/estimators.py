@@ -41,22 +41,104 @@ def ols(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 
 def ols_weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """The weights ŵ_k = X_k⁺y_k of ``ols`` on each prefix: (B, K, d).
+    """The weights ŵ_k = X_k⁺y_k of ``ols`` on each prefix: (B, K, d). Position 0 has ŵ = 0.
 
-    Pseudo-inverse of the prefix X itself (not of XᵀX), with lstsq's cut-off
-    max(k, d)·eps on singular values, so it is exact also for k < d and k ≈ d.
-    Position 0 has ŵ = 0.
+    One factorisation per prompt, updated one example at a time (not a pseudo-inverse per prefix):
+    - k ≤ d: Gram–Schmidt (twice) on the examples gives X_kᵀ = Q_k R_k and the minimum-norm interpolant
+      ŵ_k = Q_k R_k⁻ᵀ y_k, one new term per example: ŵ_k = ŵ_{k−1} + q_k α_k;
+    - k > d: Givens rotations add each example to the QR factor R of the prefix (and to Qᵀy), and ŵ_k solves
+      R ŵ = Qᵀy by back-substitution.
+    A prompt whose examples are (nearly) dependent, e.g. covariates with a zero coordinate, takes the
+    pseudo-inverse of each prefix instead (``_pinv_prefix_weights``, lstsq's cut-off).
     """
     xs, ys = check_prompts(xs, ys)
 
     def weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        w = np.zeros(xs.shape)  # (b, K, d); w[:, 0] = 0
-        for k in range(1, xs.shape[1]):
-            pinv = np.linalg.pinv(xs[:, :k], rtol=None)  # (b, d, k)
-            w[:, k] = np.einsum("bdk,bk->bd", pinv, ys[:, :k])
+        w, dependent = _min_norm_prefixes(xs, ys)  # (b, K, d), (b,): prefixes of up to d examples
+        d, n_points = xs.shape[2], xs.shape[1]
+        if n_points - 1 > d:
+            independent = ~dependent
+            w[independent, d + 1 :] = _least_squares_prefixes(xs[independent], ys[independent])
+        if dependent.any():
+            w[dependent] = _pinv_prefix_weights(xs[dependent], ys[dependent])
         return w
 
     return map_chunks(weights, xs, ys)
+
+
+DEPENDENT = 1e-8  # an example whose part outside the span of the earlier ones is below this fraction of its norm
+
+
+def _min_norm_prefixes(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-norm interpolants of the prefixes of k ≤ d examples (later positions left 0), and which
+    prompts have an example (nearly) in the span of the earlier ones: (b, K, d), (b,)."""
+    b, n_points, d = xs.shape
+    w = np.zeros(xs.shape)
+    q = np.zeros((b, d, d))  # orthonormal columns q_1 … q_k spanning the first k examples
+    alpha = np.zeros((b, d))  # R_k⁻ᵀ y_k, one entry per example
+    dependent = np.zeros(b, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):  # dependent prompts are recomputed
+        for j in range(min(d, n_points - 1)):
+            x = xs[:, j]  # (b, d)
+            basis = q[:, :, :j]  # (b, d, j)
+            r = np.einsum("bdj,bd->bj", basis, x)
+            p = x - np.einsum("bdj,bj->bd", basis, r)
+            again = np.einsum("bdj,bd->bj", basis, p)  # re-orthogonalise (classical Gram–Schmidt twice)
+            p -= np.einsum("bdj,bj->bd", basis, again)
+            r += again
+            rho = np.linalg.norm(p, axis=-1)  # (b,)
+            dependent |= ~(rho > DEPENDENT * np.linalg.norm(x, axis=-1))
+            q[:, :, j] = p / rho[:, None]
+            alpha[:, j] = (ys[:, j] - np.einsum("bj,bj->b", r, alpha[:, :j])) / rho
+            w[:, j + 1] = w[:, j] + q[:, :, j] * alpha[:, j, None]
+    return w, dependent
+
+
+def _least_squares_prefixes(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Least squares on the prefixes of k = d+1 … K−1 examples, the first d of full rank: (b, K−d−1, d).
+    The prompt axis is last in the loops (contiguous rows for the rotations)."""
+    b, n_points, d = xs.shape
+    q, r = np.linalg.qr(xs[:, :d])  # (b, d, d) each
+    qty = np.einsum("bdk,bd->bk", q, ys[:, :d])  # Qᵀy, (b, d)
+    factor = np.ascontiguousarray(np.concatenate([r, qty[..., None]], axis=-1).transpose(1, 2, 0))  # (d, d+1, b)
+    examples = np.concatenate([xs, ys[..., None]], axis=-1).transpose(1, 2, 0).copy()  # (K, d+1, b): [x | y]
+    factors = np.empty((n_points - 1 - d, d, d + 1, b))
+    for i, k in enumerate(range(d, n_points - 1)):
+        _givens_add_row(factor, examples[k])
+        factors[i] = factor
+    return _back_substitute(factors[:, :, :d], factors[:, :, d]).transpose(2, 0, 1)  # (b, K−d−1, d)
+
+
+def _givens_add_row(factor: np.ndarray, example: np.ndarray) -> None:
+    """Add the example [x | y] (d+1, b) to [R | Qᵀy] (d, d+1, b), R upper-triangular, in place: d rotations."""
+    row = example.copy()
+    for j in range(factor.shape[0]):
+        hyp = np.hypot(factor[j, j], row[j])
+        cos, sin = factor[j, j] / hyp, row[j] / hyp  # (b,)
+        top, rest = factor[j, j:], row[j:]  # views, (d+1−j, b)
+        old_top = top.copy()
+        top *= cos
+        top += sin * rest
+        rest *= cos
+        rest -= sin * old_top
+
+
+def _back_substitute(r: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """R⁻¹z for upper-triangular R, the batch axes first and last: (P, d, d, b), (P, d, b) → (P, d, b)."""
+    w = np.zeros(z.shape)
+    for i in range(r.shape[1] - 1, -1, -1):
+        w[:, i] = (z[:, i] - (r[:, i, i + 1 :] * w[:, i + 1 :]).sum(1)) / r[:, i, i]
+    return w
+
+
+def _pinv_prefix_weights(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """X_k⁺y_k by the pseudo-inverse of each prefix X itself (not of XᵀX), with lstsq's cut-off max(k, d)·eps
+    on singular values: exact also for dependent examples. (b, K, d)."""
+    w = np.zeros(xs.shape)  # w[:, 0] = 0
+    for k in range(1, xs.shape[1]):
+        pinv = np.linalg.pinv(xs[:, :k], rtol=None)  # (b, d, k)
+        w[:, k] = np.einsum("bdk,bk->bd", pinv, ys[:, :k])
+    return w
 
 
 def ridge(xs: np.ndarray, ys: np.ndarray, *, lam: float) -> np.ndarray:
