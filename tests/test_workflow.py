@@ -95,7 +95,7 @@ def test_workflow_makes_every_target(finished_run: Path):
         assert len(targets) > 1, f"{name} makes neither a figure nor a table"
         for target in targets:
             assert (finished_run / target).stat().st_size > 0, target
-    for target in ("results/tables/claims.csv", "results/tables/claims.md"):
+    for target in ("results/tables/claims.csv", "results/tables/claims.md", "results/tables/claims.html"):
         assert (finished_run / target).stat().st_size > 0, target
     cube = read_cube(finished_run / "results/cubes/ltb_gap.nc", kind="experiment")
     assert list(cube.beta_star_norm.values) == [0.0, 2.0] and list(cube.n.values) == [6]
@@ -507,7 +507,7 @@ def test_report_holds_every_figure_and_table_with_its_caption(finished_run: Path
         plain = max(first_line.split("``"), key=len).strip()[:20]  # RST ``code`` renders as <code>
         assert json.dumps(plain)[1:-1] in html, (name, plain)
     assert "iclab regenerates the tables and figures of four works" in html
-    assert "claims.csv" in html and "Every reproduced claim of the experiments of this run" in html
+    assert "claims.html" in html and "Every reproduced claim of the experiments of this run" in html
 
 
 @pytest.mark.e2e

@@ -220,7 +220,7 @@ def cmd_claims(args: argparse.Namespace) -> None:
         cubes[cube_spec(cube)["experiment"]] = cube
     table = claims_table(cubes)
     write_claims(table, args.out)
-    log.info("wrote %s.{csv,md}:\n%s", args.out, markdown(table))
+    log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -283,9 +283,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .tex are written")
     s.set_defaults(run=cmd_table)
 
-    s = sub.add_parser("claims", help="check every experiment's claims against its theory (.csv, .md) from the cubes")
+    s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")
-    s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv and .md are written")
+    s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .html are written")
     s.set_defaults(run=cmd_claims)
     return p
 

@@ -139,7 +139,24 @@ def markdown(table: pd.DataFrame) -> str:
     return summary + "\n\n" + shown.to_markdown(index=False) + "\n"
 
 
+def html(table: pd.DataFrame) -> str:
+    """The table as a standalone HTML page (what the Snakemake report shows), rows that fail in red."""
+    shown = table.copy()
+    for column in ("measured", "expected", "tolerance"):
+        shown[column] = [f"{v:.4g}" for v in shown[column]]
+    body = shown.style.hide(axis="index").apply(
+        lambda row: ["background: #fde2e2" if row["holds"] == "no" else ""] * len(row), axis=1
+    ).to_html()
+    held = int((table["holds"] == "yes").sum())
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>iclab claims</title><style>"
+        "body{font-family:sans-serif;font-size:13px}td,th{padding:3px 6px;border-bottom:1px solid #ddd}</style>"
+        f"</head><body><p>{held} of {len(table)} claims hold (tolerances at {LEVEL:.0%}).</p>{body}</body></html>\n"
+    )
+
+
 def write_claims(table: pd.DataFrame, stem: Path) -> None:
-    """``stem``.csv (full precision) and ``stem``.md, each written atomically."""
+    """``stem``.csv (full precision), ``stem``.md and ``stem``.html, each written atomically."""
     write_text(stem.with_suffix(".csv"), table.to_csv(index=False, float_format="%.10g"))
     write_text(stem.with_suffix(".md"), markdown(table))
+    write_text(stem.with_suffix(".html"), html(table))

@@ -114,4 +114,4 @@ def all_targets():
             targets += [f"results/figures/{name}.{ext}" for ext in ("png", "pdf")]
         if "table" in registry[name].products:
             targets += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
-    return targets + ["results/tables/claims.csv", "results/tables/claims.md"]
+    return targets + [f"results/tables/claims.{ext}" for ext in ("csv", "md", "html")]

@@ -68,8 +68,9 @@ rule claims:
         cubes=[f"results/cubes/{name}.nc" for name in CONFIG["experiments"]],
         code=claims_code(),
     output:
-        csv=report("results/tables/claims.csv", caption="../report/claims.rst", category="Claims"),
+        csv="results/tables/claims.csv",
         md="results/tables/claims.md",
+        html=report("results/tables/claims.html", caption="../report/claims.rst", category="Claims"),
     log:
         "results/logs/claims.log",
     benchmark:

@@ -5,6 +5,8 @@ from iclab.claims import Claim, Estimate, has, over_seeds
 
 SOURCE = "Kim & Suzuki 2024"
 WITHIN = 0.1  # the claim: the population risk falls below 10% of its start (toward the global minimum, 0)
+LINEAR_CASES = ("realisable", "misaligned")  # tasks vᵀf°(x): there the global minimum is a lower bound; for the
+# nonlinear test targets it is g's distance to span(f°), which other features may beat (experiment.py)
 
 
 def claims(cube):
@@ -24,8 +26,12 @@ def claims(cube):
                           over_seeds(at.query_risk.sel(point), at.query_risk_sem.sel(point)), "<",
                           over_seeds(at.query_risk.sel(learner="zero"), at.query_risk_sem.sel(learner="zero")),
                           "95% bands (seeds, evaluation prompts)"))
-    excess = (cube.population_risk - cube.global_minimum_risk).min()
-    rows.append(Claim("no dynamics goes below the global minimum of min_Γ L(μ, Γ) (0, or the misaligned floor by "
-                      "Eckart–Young); smallest excess", f"{SOURCE}, the two-timescale objective",
-                      Estimate(float(excess)), "≥", Estimate(0.0), "exact bound; slack 1e-9 (float64)", slack=1e-9))
+    linear = [case for case in LINEAR_CASES if has(cube, case=case)]
+    if linear:
+        at = cube.sel(case=linear)
+        excess = (at.population_risk - at.global_minimum_risk).min()
+        rows.append(Claim(f"no dynamics goes below the global minimum of min_Γ L(μ, Γ) on linear tasks (0, or the "
+                          f"misaligned floor by Eckart–Young; {', '.join(linear)}): smallest excess",
+                          f"{SOURCE}, the two-timescale objective", Estimate(float(excess)), "≥", Estimate(0.0),
+                          "exact bound on the same samples; slack 1e-9 (float64)", slack=1e-9))
     return rows
