@@ -1,21 +1,25 @@
-"""Benchmark: GPT-2 in-context training throughput on this machine (issue: GPT-2 learners).
+"""Benchmark: GPT-2 in-context training throughput on this machine (issue 31: faster GPT-2 training).
 
-    python benchmarks/bench_gpt2.py [--threads 2]   # writes benchmarks/results/gpt2.json
+    python benchmarks/bench_gpt2.py   # writes benchmarks/results/gpt2.json
 
-Garg et al.'s setting: d = 20, 41 points (82 interleaved tokens), batch 64, Adam. For the default
-size (64/3/2) and the paper size (256/12/8) it measures steps/s of
-- stock: transformers' GPT2Model with its default vocabulary table and gelu_new, eager, as a
-  straightforward loop would build it (read-in/read-out around it);
-- iclab: GPT2Learner (no vocabulary table, gelu_pytorch_tanh), the same loop;
-and the achieved FLOP/s as a fraction of this machine's dense float32 matmul FLOP/s, measured in
-the same run. Ratios are comparable within one run only (the machine is shared).
+Garg et al.'s setting: d = 20, 41 points (82 interleaved tokens), batch 64, Adam, loss at every position.
+Every variant is timed in the same run, alternating, so that their ratios are comparable (the machine is shared):
+- stock: transformers' GPT2Model as a straightforward loop builds it (vocabulary table, gelu_new, sdpa attention),
+  torch's default Adam; the read-in and read-out around it;
+- iclab before: GPT2Learner with gelu_pytorch_tanh, torch's default Adam (the loop before issue 31);
+- one change at a time on top of it: exact GELU (``gelu``), fused Adam, torch.compile (its first step, with the
+  compilation, is reported apart);
+- iclab: what training uses now (``gelu``, fused Adam by ``iclab.fit.sgd.make_optimizer``).
+The default size runs at 1 thread (as the pipeline runs it: ``threads: 1``, jobs side by side), the paper size at
+2; each FLOP/s is a share of the same thread count's dense float32 matmul FLOP/s measured in the same run.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,11 +27,14 @@ import torch
 from torch import nn
 from transformers import GPT2Config, GPT2Model
 
+from iclab.fit.sgd import TrainConfig, make_optimizer
 from iclab.models.gpt2 import GPT2Learner
+from iclab.models.prompts import interleave
 
 OUT = Path(__file__).parent / "results" / "gpt2.json"
 D, POINTS, BATCH = 20, 41, 64
-SIZES = {"default (64/3/2)": (64, 3, 2), "paper (256/12/8)": (256, 12, 8)}
+SIZES = {"default (64/3/2)": ((64, 3, 2), 1, 40), "paper (256/12/8)": ((256, 12, 8), 2, 3)}  # threads, steps
+ROUNDS = 5  # each variant is timed this many times, interleaved with the others; the median is kept
 
 
 class StockGPT2(nn.Module):
@@ -40,8 +47,9 @@ class StockGPT2(nn.Module):
         self.backbone = GPT2Model(config)
         self.read_in, self.read_out = nn.Linear(D + 1, n_embd), nn.Linear(n_embd, 1)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.read_out(self.backbone(inputs_embeds=self.read_in(tokens)).last_hidden_state)[..., 0]
+    def forward(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+        states = self.backbone(inputs_embeds=self.read_in(interleave(xs, ys))).last_hidden_state  # (B, 2K, E)
+        return self.read_out(states[:, 0::2])[..., 0]  # (B, K)
 
 
 def matmul_flops(seconds: float = 2.0) -> float:
@@ -63,47 +71,82 @@ def step_flops(n_embd: int, n_layer: int) -> float:
     return 6 * block_params * tokens + attention
 
 
-def steps_per_second(model: nn.Module, forward, steps: int) -> float:
-    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    xs, ys = torch.randn(BATCH, POINTS, D), torch.randn(BATCH, POINTS)
+class Loop:
+    """One variant's training step on a fixed batch; ``time(steps)`` → steps/s."""
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        ((forward(xs, ys) - ys) ** 2).mean().backward()
-        optimizer.step()
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, compiled: bool = False):
+        self.model, self.optimizer = model, optimizer
+        self.forward = torch.compile(model) if compiled else model
+        self.xs, self.ys = torch.randn(BATCH, POINTS, D), torch.randn(BATCH, POINTS)
+        t0 = time.perf_counter()
+        self.step()  # warm-up (and the compilation)
+        self.first_step_s = time.perf_counter() - t0
 
-    step()  # warm-up
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return steps / (time.perf_counter() - t0)
+    def step(self) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+        ((self.forward(self.xs, self.ys)[:, 1:] - self.ys[:, 1:]) ** 2).mean().backward()
+        self.optimizer.step()
+
+    def time(self, steps: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.step()
+        return steps / (time.perf_counter() - t0)
+
+
+def variants(n_embd: int, n_layer: int, n_head: int) -> dict[str, Loop]:
+    def learner(activation: str) -> GPT2Learner:
+        torch.manual_seed(0)
+        return GPT2Learner(D, POINTS, n_embd, n_layer, n_head, activation=activation)
+
+    def default_adam(model: nn.Module) -> torch.optim.Optimizer:
+        return torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def fused_adam(model: nn.Module) -> torch.optim.Optimizer:
+        return torch.optim.Adam(model.parameters(), lr=1e-4, fused=True)
+
+    stock = StockGPT2(n_embd, n_layer, n_head)
+    tanh, erf, fused, compiled, now = (learner(a) for a in ["gelu_pytorch_tanh", "gelu", "gelu_pytorch_tanh",
+                                                             "gelu_pytorch_tanh", "gelu"])
+    return {
+        "stock": Loop(stock, default_adam(stock)),
+        "iclab before (gelu_pytorch_tanh)": Loop(tanh, default_adam(tanh)),
+        "+ exact GELU": Loop(erf, default_adam(erf)),
+        "+ fused Adam": Loop(fused, fused_adam(fused)),
+        "+ torch.compile": Loop(compiled, default_adam(compiled), compiled=True),
+        "iclab (gelu, fused Adam)": Loop(now, make_optimizer_for(now)),
+    }
+
+
+def make_optimizer_for(model: nn.Module) -> torch.optim.Optimizer:
+    return make_optimizer(TrainConfig(steps=1, batch_size=BATCH, lr=1e-4, optimizer="adam"), model.parameters())
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    peak = matmul_flops()
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="bench_gpt2_inductor_"))
     rows = []
-    for label, (n_embd, n_layer, n_head) in SIZES.items():
-        steps = 30 if n_embd < 128 else 4
-        ours = GPT2Learner(D, POINTS, n_embd, n_layer, n_head, activation="gelu_pytorch_tanh")
-        stock = StockGPT2(n_embd, n_layer, n_head)
-        rate_ours = steps_per_second(ours, ours, steps)
-        rate_stock = steps_per_second(stock, lambda x, y: stock(ours.embed(x, y))[:, 0::2], steps)
-        flops = step_flops(n_embd, n_layer)
-        rows.append({
-            "size": label, "iclab steps/s": rate_ours, "stock steps/s": rate_stock,
-            "speed-up": rate_ours / rate_stock, "iclab FLOP/s": rate_ours * flops,
-            "fraction of matmul peak": rate_ours * flops / peak,
-            "stock parameters": sum(p.numel() for p in stock.parameters()),
-            "iclab parameters": sum(p.numel() for p in ours.parameters()),
-        })
-        print(rows[-1], flush=True)
-    result = {"machine": platform.machine(), "threads": args.threads, "torch": torch.__version__,
-              "matmul FLOP/s": peak, "batch": BATCH, "points": POINTS, "d": D, "rows": rows}
+    for label, ((n_embd, n_layer, n_head), threads, steps) in SIZES.items():
+        torch.set_num_threads(threads)
+        peak = matmul_flops()
+        loops = variants(n_embd, n_layer, n_head)
+        rates: dict[str, list[float]] = {name: [] for name in loops}
+        for _ in range(ROUNDS):
+            for name, loop in loops.items():
+                rates[name].append(loop.time(steps))
+        flops, stock = step_flops(n_embd, n_layer), median(rates["stock"])
+        for name, loop in loops.items():
+            rate = median(rates[name])
+            rows.append({"size": label, "threads": threads, "variant": name, "steps/s": rate,
+                         "vs stock": rate / stock, "FLOP/s": rate * flops, "matmul FLOP/s": peak,
+                         "share of matmul FLOP/s": rate * flops / peak, "first step s": loop.first_step_s,
+                         "parameters": sum(p.numel() for p in loop.model.parameters())})
+            print({k: round(v, 3) if isinstance(v, float) else v for k, v in rows[-1].items()}, flush=True)
+    result = {"machine": platform.machine(), "torch": torch.__version__, "batch": BATCH, "points": POINTS, "d": D,
+              "rounds": ROUNDS, "rows": rows}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
 

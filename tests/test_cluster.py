@@ -1,6 +1,8 @@
 """Cluster requests (iclab.cluster) against counts made independently: torch's FLOP counter, the models' own
 parameters, job-seconds and memory measured on this machine."""
 
+import itertools
+
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -55,7 +57,9 @@ def test_parameter_counts_match_the_models():
 # 2026-11-24): the CPU estimate, before SAFETY, must not stop them early.
 MEASURED_SECONDS = [
     ({"name": "gpt2", "n_points": 11, "n_embd": 64, "n_layer": 6, "n_head": 2}, 5, 11, 8000, 64, 558),
+    ({"name": "gpt2", "n_points": 21, "n_embd": 64, "n_layer": 3, "n_head": 2}, 5, 21, 3000, 64, 165),
     ({"name": "lstm", "hidden": 64, "n_layer": 6}, 5, 11, 4000, 64, 158),
+    ({"name": "gpt2", "n_points": 129, "n_embd": 32, "n_layer": 2, "n_head": 2}, 16, 129, 600, 32, 57),
     ({"name": "lsa", "init_scale": 0.01}, 5, 21, 2000, 512, 6.3),
 ]
 
@@ -64,6 +68,15 @@ MEASURED_SECONDS = [
 def test_cpu_runtime_estimates_cover_measured_jobs(model, d, n, steps, batch, seconds):
     estimate = cluster.estimated_seconds(job(model, d, n, steps=steps, batch_size=batch), on="cpu")
     assert seconds <= estimate <= 10 * seconds + cluster.START_UP_S
+
+
+def test_priorities_order_the_measured_jobs_longest_first():
+    """Snakemake starts the job of highest priority first: every pair of measured jobs more than 1.5× apart
+    in job-seconds is ordered as measured."""
+    runs = [(cluster.priority(job(m, d, n, steps=s, batch_size=b)), sec) for m, d, n, s, b, sec in MEASURED_SECONDS]
+    for (p1, s1), (p2, s2) in itertools.combinations(runs, 2):
+        if max(s1, s2) > 1.5 * min(s1, s2):
+            assert (p1 > p2) == (s1 > s2), (p1, s1, p2, s2)
 
 
 def test_paper_gpt2_memory_on_cpu_covers_its_measured_resident_set():

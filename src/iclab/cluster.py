@@ -120,6 +120,13 @@ def estimated_seconds(job: dict[str, Any], on: str) -> float:
     return START_UP_S + size.steps * STEP_OVERHEAD_S[on] + size.flops_per_step * size.steps / RATE[on]
 
 
+def priority(job: dict[str, Any]) -> int:
+    """The training job's Snakemake priority: its estimated seconds on its device. With more ready jobs than
+    cores the longest start first (longest-processing-time scheduling), so that no long job is left to run
+    alone at the end; jobs of other rules keep priority 0."""
+    return round(estimated_seconds(job, device(job)))
+
+
 def runtime_minutes(job: dict[str, Any], attempt: int = 1) -> int:
     """Wall-clock minutes to ask for: the estimate on the job's device × SAFETY × attempt, capped."""
     minutes = math.ceil(SAFETY * estimated_seconds(job, device(job)) / 60) * attempt

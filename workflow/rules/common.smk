@@ -66,6 +66,10 @@ def train_runtime(wildcards, attempt):
     return cluster.runtime_minutes(train_spec(wildcards), attempt)
 
 
+def train_priority(wildcards):
+    return cluster.priority(train_spec(wildcards))
+
+
 def train_mem_mb(wildcards):
     return cluster.memory_mb(train_spec(wildcards))
 

@@ -7,6 +7,7 @@ rule train:
     benchmark:
         "results/benchmarks/train/{model}.tsv"
     threads: THREADS
+    priority: train_priority
     resources:
         mem_mb=train_mem_mb,
         runtime=train_runtime,

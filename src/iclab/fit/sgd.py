@@ -59,8 +59,10 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
 
 
 def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
+    """Adam runs fused (one kernel for all parameters; 1.1× a GPT-2 step on CPU, benchmarks/bench_gpt2.py):
+    the same update as torch's default Adam up to float round-off."""
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.lr)
+        return torch.optim.Adam(params, lr=cfg.lr, fused=True)
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr)
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; allowed: adam, sgd")
