@@ -20,7 +20,7 @@ from iclab.fit import fitter
 from iclab.jobs import TrainJob
 from iclab.models.linear import LinearSelfAttention
 from iclab.plan import build_plan
-from iclab.tasks import Batch, LinearTask
+from iclab.tasks import Batch
 from iclab.trained import TrainedModel, save_model
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"
@@ -51,9 +51,10 @@ def assert_mc(samples: np.ndarray, expected: float, what: str) -> None:
     assert abs(samples.mean() - expected) < 4 * sem, f"{what}: {expected} vs MC {samples.mean()} ± {sem}"
 
 
-def tiny_settings(name: str) -> list[Setting]:
+def tiny_settings(name: str, **changes) -> list[Setting]:
+    """The settings of experiment ``name`` of the tiny config, with ``changes`` to its section."""
     config = load(TINY)
-    config["experiments"] = {name: config["experiments"][name]}
+    config["experiments"] = {name: config["experiments"][name] | changes}
     return list(build_plan(config).settings[name].values())
 
 
@@ -174,7 +175,7 @@ def test_zfb_figure1_theory_uses_each_training_distributions_limit():
     """Fixed training covariance: A = Γ_N⁻¹ (Theorem 4). Random (i.i.d. Exponential(1) diagonal):
     A = E[Λ²](E[ΓΛ²])⁻¹ (Theorem 8) = 2/(6(1 + 1/N) + (6 + 2(d − 1))/N)·I, by E λᵏ = k!."""
     rng = np.random.default_rng(3)
-    settings = tiny_settings("zfb_figure1")
+    settings = tiny_settings("zfb_figure1", train_covariances=["fixed", "random"])
     for setting in settings:
         if setting.coords["test"] != "fixed":
             continue

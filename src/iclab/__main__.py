@@ -177,9 +177,9 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     import xarray as xr
 
     from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, THEORY_KIND, experiment_cube, read_cube, write_cube
-    from iclab.experiments import experiment
+    from iclab.experiments import check_name
 
-    experiment(args.experiment)  # an unknown name fails before any file is read
+    check_name(args.experiment)  # before any file is read; the experiment's module (and torch) is not imported
     cubes = [read_cube(path, kind=EVAL_KIND, experiment=args.experiment) for path in args.inputs]
     theory = xr.Dataset() if args.theory is None else read_cube(args.theory, kind=THEORY_KIND)
     ds = experiment_cube(cubes, theory, args.order)

@@ -27,6 +27,12 @@ def names() -> list[str]:
     )
 
 
+def check_name(name: str) -> None:
+    """A ``UsageError`` naming the experiments there are, unless ``name`` is one (no experiment is imported)."""
+    if name not in names():
+        raise UsageError(f"unknown experiment {name!r}; allowed: {', '.join(names())}")
+
+
 def product_names(product: str) -> list[str]:
     """Experiments that make ``product`` ("figure" or "table"), found by their module file."""
     return [name for name in names() if product_file(name, product).is_file()]
@@ -125,8 +131,7 @@ def experiment(name: str):
     package only: a stage of one experiment does not pay for the others' imports)."""
     from iclab.experiments.base import Experiment
 
-    if name not in names():
-        raise UsageError(f"unknown experiment {name!r}; allowed: {', '.join(names())}")
+    check_name(name)
     declared = getattr(importlib.import_module(f"{__name__}.{name}.experiment"), "EXPERIMENT", None)
     if not isinstance(declared, Experiment):
         raise ExperimentError(f"{HERE / name / 'experiment.py'}: EXPERIMENT must be an iclab Experiment")
