@@ -6,12 +6,15 @@ Garg et al.'s setting: d = 20, 41 points (82 interleaved tokens), batch 64, Adam
 Every variant is timed in the same run, alternating, so that their ratios are comparable (the machine is shared):
 - stock: transformers' GPT2Model as a straightforward loop builds it (vocabulary table, gelu_new, sdpa attention),
   torch's default Adam; the read-in and read-out around it;
-- iclab before: GPT2Learner with gelu_pytorch_tanh, torch's default Adam (the loop before issue 31);
+- iclab before: GPT2Learner with gelu_pytorch_tanh, torch's default Adam, transformers' forward pass over every
+  token (the loop before issue 31);
 - one change at a time on top of it: exact GELU (``gelu``), fused Adam, torch.compile (its first step, with the
-  compilation, is reported apart);
-- iclab: what training uses now (``gelu``, fused Adam by ``iclab.fit.sgd.make_optimizer``).
+  compilation, is reported apart), the last block at the x tokens only (``GPT2Learner.read_states``);
+- iclab: what training uses now (``gelu``, fused Adam by ``iclab.fit.sgd.make_optimizer``, the last block at the
+  x tokens).
 The default size runs at 1 thread (as the pipeline runs it: ``threads: 1``, jobs side by side), the paper size at
-2; each FLOP/s is a share of the same thread count's dense float32 matmul FLOP/s measured in the same run.
+2; each FLOP/s counts the FLOPs the variant performs (fewer in the last block when it runs at the x tokens only)
+and is a share of the same thread count's dense float32 matmul FLOP/s measured in the same run.
 """
 
 from __future__ import annotations
@@ -63,12 +66,21 @@ def matmul_flops(seconds: float = 2.0) -> float:
     return 2 * 1024**3 * count / (time.perf_counter() - t0)
 
 
-def step_flops(n_embd: int, n_layer: int) -> float:
-    """Training FLOPs per step: 6 · (block parameters) · tokens + attention's T² terms (fwd + bwd)."""
-    tokens = BATCH * 2 * POINTS
-    block_params = 12 * n_layer * n_embd**2
-    attention = 12 * n_layer * BATCH * (2 * POINTS) ** 2 * n_embd
-    return 6 * block_params * tokens + attention
+def step_flops(n_embd: int, n_layer: int, read_tokens: int) -> float:
+    """Training FLOPs a step performs (fwd + bwd): 6 · (block parameters) · tokens + attention's T² terms, with
+    the last block's queries, projection and MLP at ``read_tokens`` tokens only (its keys and values at all)."""
+    tokens = 2 * POINTS
+    dense = (n_layer - 1) * 12 * tokens + 2 * tokens + 10 * read_tokens  # E² multiply-adds a sequence, fwd
+    attention = (n_layer - 1) * tokens**2 + read_tokens * tokens  # query-key pairs a sequence
+    return BATCH * (6 * dense * n_embd**2 + 12 * attention * n_embd)
+
+
+class EveryToken(GPT2Learner):
+    """GPT2Learner as it was before the last block ran at the x tokens only: transformers' whole forward pass."""
+
+    def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+        states = self.backbone(inputs_embeds=self.read_in(interleave(xs, ys))).last_hidden_state  # (B, 2K, E)
+        return self.read_out(states[:, 0::2])[..., 0]  # (B, K)
 
 
 class Loop:
@@ -95,9 +107,9 @@ class Loop:
 
 
 def variants(n_embd: int, n_layer: int, n_head: int) -> dict[str, Loop]:
-    def learner(activation: str) -> GPT2Learner:
+    def learner(activation: str, cls: type[GPT2Learner] = EveryToken) -> GPT2Learner:
         torch.manual_seed(0)
-        return GPT2Learner(D, POINTS, n_embd, n_layer, n_head, activation=activation)
+        return cls(D, POINTS, n_embd, n_layer, n_head, activation=activation)
 
     def default_adam(model: nn.Module) -> torch.optim.Optimizer:
         return torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -106,16 +118,23 @@ def variants(n_embd: int, n_layer: int, n_head: int) -> dict[str, Loop]:
         return torch.optim.Adam(model.parameters(), lr=1e-4, fused=True)
 
     stock = StockGPT2(n_embd, n_layer, n_head)
-    tanh, erf, fused, compiled, now = (learner(a) for a in ["gelu_pytorch_tanh", "gelu", "gelu_pytorch_tanh",
-                                                             "gelu_pytorch_tanh", "gelu"])
+    tanh, erf, fused, compiled = (learner(a) for a in ["gelu_pytorch_tanh", "gelu", "gelu_pytorch_tanh",
+                                                        "gelu_pytorch_tanh"])
+    read, now = learner("gelu_pytorch_tanh", GPT2Learner), learner("gelu", GPT2Learner)
     return {
         "stock": Loop(stock, default_adam(stock)),
         "iclab before (gelu_pytorch_tanh)": Loop(tanh, default_adam(tanh)),
         "+ exact GELU": Loop(erf, default_adam(erf)),
         "+ fused Adam": Loop(fused, fused_adam(fused)),
         "+ torch.compile": Loop(compiled, default_adam(compiled), compiled=True),
-        "iclab (gelu, fused Adam)": Loop(now, make_optimizer_for(now)),
+        "+ last block at the x tokens": Loop(read, default_adam(read)),
+        "iclab (gelu, fused Adam, last block at the x tokens)": Loop(now, make_optimizer_for(now)),
     }
+
+
+def last_block_tokens(model: nn.Module) -> int:
+    """The tokens the model's last block computes: every one, or the x tokens (``GPT2Learner.read_states``)."""
+    return 2 * POINTS if isinstance(model, (StockGPT2, EveryToken)) else POINTS
 
 
 def make_optimizer_for(model: nn.Module) -> torch.optim.Optimizer:
@@ -137,9 +156,10 @@ def main() -> None:
         for _ in range(ROUNDS):
             for name, loop in loops.items():
                 rates[name].append(loop.time(steps))
-        flops, stock = step_flops(n_embd, n_layer), median(rates["stock"])
+        stock = median(rates["stock"])
         for name, loop in loops.items():
             rate = median(rates[name])
+            flops = step_flops(n_embd, n_layer, last_block_tokens(loop.model))
             rows.append({"size": label, "threads": threads, "variant": name, "steps/s": rate,
                          "vs stock": rate / stock, "FLOP/s": rate * flops, "matmul FLOP/s": peak,
                          "share of matmul FLOP/s": rate * flops / peak, "first step s": loop.first_step_s,

@@ -8,6 +8,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from iclab import cluster
+from iclab.fit.sgd import prompt_loss
 from iclab.models import build_model
 
 
@@ -15,29 +16,30 @@ def job(model: dict, d: int, n: int, **train) -> dict:
     return {"model": model, "task": {"d": d, "n_points": n}, "train": {"batch_size": 8, "steps": 1} | train}
 
 
-def counted_flops(model: torch.nn.Module, d: int, n: int, batch: int) -> int:
-    """FLOPs of one forward and backward pass at every position, counted by torch. Eager attention: the counter
+def counted_flops(model: torch.nn.Module, d: int, n: int, batch: int, loss_positions: str) -> int:
+    """FLOPs of one training step's forward and backward pass, counted by torch. Eager attention: the counter
     does not see the fused SDPA kernel of the CPU, and eager computes the same products."""
     model.backbone.config._attn_implementation = "eager"
     xs, ys = torch.randn(batch, n, d), torch.randn(batch, n)
     with FlopCounterMode(display=False) as counter:
-        ((model(xs, ys) - ys) ** 2).mean().backward()
+        prompt_loss(model, xs, ys, loss_positions).backward()
     return counter.get_total_flops()
 
 
 @pytest.mark.parametrize(
-    "spec, n",
+    "spec, n, loss_positions",
     [
-        ({"n_embd": 64, "n_layer": 2, "n_head": 2}, 11),  # parameter term dominates
-        ({"n_embd": 16, "n_layer": 1, "n_head": 2}, 41),  # attention's T² term dominates
-        ({"n_embd": 32, "n_layer": 2, "n_head": 2, "prompt_format": "token_matrix"}, 11),
+        ({"n_embd": 64, "n_layer": 2, "n_head": 2}, 11, "all"),  # parameter term dominates
+        ({"n_embd": 64, "n_layer": 3, "n_head": 2}, 11, "last"),  # the last block at one token
+        ({"n_embd": 16, "n_layer": 1, "n_head": 2}, 41, "all"),  # attention's T² term dominates
+        ({"n_embd": 16, "n_layer": 2, "n_head": 2}, 41, "last"),
+        ({"n_embd": 32, "n_layer": 2, "n_head": 2, "prompt_format": "token_matrix"}, 11, "all"),
     ],
 )
-def test_gpt2_step_flops_match_torchs_count(spec: dict, n: int):
+def test_gpt2_step_flops_match_torchs_count(spec: dict, n: int, loss_positions: str):
     model_spec = {"name": "gpt2", "n_points": n, "activation": "gelu_pytorch_tanh"} | spec
-    loss_positions = "all" if spec.get("prompt_format") == "token_matrix" else "last"
     estimate = cluster.model_size(job(model_spec, 5, n, loss_positions=loss_positions)).flops_per_step
-    counted = counted_flops(build_model(model_spec, 5), 5, n, 8)
+    counted = counted_flops(build_model(model_spec, 5), 5, n, 8, loss_positions)
     assert estimate == pytest.approx(counted, rel=0.15)
 
 
@@ -54,7 +56,8 @@ def test_parameter_counts_match_the_models():
 
 
 # Job-seconds of training jobs of the default run on this machine (2 threads, results/benchmarks/train,
-# 2026-11-24): the CPU estimate, before SAFETY, must not stop them early.
+# 2026-11-24; loss at every position, as the default config trains them): the CPU estimate, before SAFETY,
+# must not stop them early.
 MEASURED_SECONDS = [
     ({"name": "gpt2", "n_points": 11, "n_embd": 64, "n_layer": 6, "n_head": 2}, 5, 11, 8000, 64, 558),
     ({"name": "gpt2", "n_points": 21, "n_embd": 64, "n_layer": 3, "n_head": 2}, 5, 21, 3000, 64, 165),
@@ -66,14 +69,16 @@ MEASURED_SECONDS = [
 
 @pytest.mark.parametrize("model, d, n, steps, batch, seconds", MEASURED_SECONDS)
 def test_cpu_runtime_estimates_cover_measured_jobs(model, d, n, steps, batch, seconds):
-    estimate = cluster.estimated_seconds(job(model, d, n, steps=steps, batch_size=batch), on="cpu")
+    spec = job(model, d, n, steps=steps, batch_size=batch, loss_positions="all")
+    estimate = cluster.estimated_seconds(spec, on="cpu")
     assert seconds <= estimate <= 10 * seconds + cluster.START_UP_S
 
 
 def test_priorities_order_the_measured_jobs_longest_first():
     """Snakemake starts the job of highest priority first: every pair of measured jobs more than 1.5× apart
     in job-seconds is ordered as measured."""
-    runs = [(cluster.priority(job(m, d, n, steps=s, batch_size=b)), sec) for m, d, n, s, b, sec in MEASURED_SECONDS]
+    runs = [(cluster.priority(job(m, d, n, steps=s, batch_size=b, loss_positions="all")), sec)
+            for m, d, n, s, b, sec in MEASURED_SECONDS]
     for (p1, s1), (p2, s2) in itertools.combinations(runs, 2):
         if max(s1, s2) > 1.5 * min(s1, s2):
             assert (p1 > p2) == (s1 > s2), (p1, s1, p2, s2)

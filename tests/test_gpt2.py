@@ -57,6 +57,33 @@ def test_final_query_path_equals_the_last_position(prompts, name):
         np.testing.assert_allclose(model(*prompts, last_only=True)[:, 0], model(*prompts)[:, -1], atol=1e-6)
 
 
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@pytest.mark.parametrize("variant", [{}, {"mlp": False}, {"n_layer": 1}, {"prompt_format": "token_matrix"}])
+def test_predictions_and_gradients_are_transformers_forward_pass(prompts, variant, attention):
+    """The last block runs at the read tokens only (``block_at``): predictions and parameter gradients equal
+    those of transformers' whole forward pass read at the x tokens (token matrix: at the query, its label 0)."""
+    from iclab.models.linear import tokens
+    from iclab.models.prompts import interleave
+
+    torch.manual_seed(5)
+    model = build_model(SMALL | {"n_layer": 3} | variant, D)
+    model.backbone.config._attn_implementation = attention
+    xs, ys = prompts
+    if variant.get("prompt_format") == "token_matrix":
+        hidden = torch.cat([ys[:, :-1], torch.zeros_like(ys[:, -1:])], dim=1)
+        states = model.backbone(inputs_embeds=model.read_in(tokens(xs, hidden))).last_hidden_state[:, -1:]
+        ours = model(xs, ys, last_only=True)  # (B, 1)
+    else:
+        states = model.backbone(inputs_embeds=model.read_in(interleave(xs, ys))).last_hidden_state[:, 0::2]
+        ours = model(xs, ys)  # (B, K)
+    theirs = model.read_out(states)[..., 0]
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    ours_grad = torch.autograd.grad(ours.square().sum(), list(model.parameters()))
+    theirs_grad = torch.autograd.grad(theirs.square().sum(), list(model.parameters()))
+    for (name, _), a, b in zip(model.named_parameters(), ours_grad, theirs_grad):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
+
+
 def test_gpt2_without_mlp_has_no_mlp_parameters_and_computes_attention_only():
     torch.manual_seed(3)
     with_mlp = build_model(SMALL, D)

@@ -51,16 +51,23 @@ class Size:
 
 def gpt2_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
     """GPT-2 blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n (interleaved) or n tokens;
-    a token-matrix model trained at every position runs one prefix per position (mean length (n + 1)/2)."""
+    a token-matrix model trained at every position runs one prefix per position (mean length (n + 1)/2). The
+    last block projects keys and values (2 · E² a token) at every token and the rest only at the tokens read
+    (``GPT2Learner.read_states``): every x token when the loss is at every position, else the last one."""
     n, batch = task["n_points"], train["batch_size"]
     embd, layers, heads = model["n_embd"], model["n_layer"], model["n_head"]
-    parameters = (12 if model.get("mlp", True) else 4) * layers * embd**2
+    per_token = 12 if model.get("mlp", True) else 4  # a block's E² multiply-adds a token
+    parameters = per_token * layers * embd**2
     interleaved = model.get("prompt_format", "interleaved") == "interleaved"
-    if interleaved or train.get("loss_positions", "last") == "last":
+    every_position = train.get("loss_positions", "last") == "all"
+    if interleaved or not every_position:
         passes, tokens = 1, (2 * n if interleaved else n)
     else:
         passes, tokens = n, (n + 1) / 2
-    flops = passes * (6 * parameters * batch * tokens + 12 * layers * batch * tokens**2 * embd)
+    read = n if interleaved and every_position else 1
+    dense = (layers - 1) * per_token * tokens + 2 * tokens + (per_token - 2) * read  # E² multiples, fwd
+    attention = (layers - 1) * tokens**2 + read * tokens  # query-key pairs
+    flops = passes * batch * (6 * dense * embd**2 + 12 * attention * embd)
     activations = 2 * passes * tokens * batch * embd * layers * (34 + 5 * heads * tokens / embd)
     return Size(flops, train["steps"], parameters, activations)
 
