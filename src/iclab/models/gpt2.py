@@ -143,11 +143,11 @@ class GPT2Learner(nn.Module):
                 f"got {self.prompt_format!r}"
             )
 
-    def read_states(self, tokens: torch.Tensor, read: slice) -> torch.Tensor:
-        """Last layer's output (with the final LayerNorm) at the tokens ``read``: tokens (B, T, d+1) → (B, Q, n_embd).
+    def read_states(self, inputs: torch.Tensor, read: slice) -> torch.Tensor:
+        """Last layer's output (with the final LayerNorm) at the tokens ``read``: inputs (B, T, d+1) → (B, Q, n_embd).
         transformers' forward pass (embeddings plus positions, the blocks, ``ln_f``) with the last block run at
         the read tokens only."""
-        embeds = self.read_in(tokens)  # (B, T, E)
+        embeds = self.read_in(inputs)  # (B, T, E)
         positions = torch.arange(embeds.shape[1], device=embeds.device)[None]  # (1, T)
         causal = create_causal_mask(self.backbone.config, embeds, None, None, positions)  # None: SDPA's is_causal
         hidden = embeds + self.backbone.wpe(positions)  # dropout 0
