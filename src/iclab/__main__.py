@@ -78,6 +78,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``. With a checkpoint directory a finished
     model waits there as ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until
     every model is done; then all move into ``--out-dir`` (which Snakemake deletes before the job starts)."""
+    from iclab.atomic import remove_leftovers
     from iclab.jobs import TrainJob
 
     set_threads(args.threads)
@@ -89,11 +90,13 @@ def cmd_train(args: argparse.Namespace) -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for job in jobs:
         os.replace(staging / f"{job.hash}.nc", args.out_dir / f"{job.hash}.nc")
+        remove_leftovers(staging / f"{job.hash}.nc")  # from a killed run's write
     log.info("wrote %d model(s) to %s", len(jobs), args.out_dir)
 
 
 def train_one(job, staging: Path, args: argparse.Namespace) -> None:
     """Train ``job`` (a ``TrainJob``) into ``staging/<hash>.nc`` unless a finished cube of its spec is there."""
+    from iclab.atomic import remove_leftovers
     from iclab.cubes import cube_spec, read_cube
     from iclab.fit import fitter
     from iclab.trained import MODEL_KIND, save_model
@@ -110,6 +113,7 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
     log.info("wrote %s", out)
     if checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
+        remove_leftovers(checkpoint)  # a checkpoint write that a kill interrupted
 
 
 def named_paths(items: list[str]) -> dict[str, Path]:

@@ -8,6 +8,7 @@ sharing ``results/`` can read it: ``mkstemp`` alone leaves 0600.
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from collections.abc import Callable
@@ -38,6 +39,14 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_leftovers(path: str | os.PathLike) -> None:
+    """Remove the temporary files that writes to ``path`` left when their process was killed (SIGKILL runs no
+    clean-up): ``.<name>.<random>.tmp<suffix>`` beside it. Call it once nothing writes ``path`` any more."""
+    path = Path(path)
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp{glob.escape(path.suffix)}"):
+        leftover.unlink(missing_ok=True)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
