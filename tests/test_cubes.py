@@ -51,27 +51,38 @@ def test_failed_write_leaves_no_file(tmp_path: Path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_write_killed_mid_way_leaves_a_temporary_that_remove_leftovers_clears(tmp_path: Path):
+def test_a_write_killed_mid_way_leaves_a_temporary_that_the_next_write_or_remove_leftovers_clears(tmp_path: Path):
     """SIGKILL runs no clean-up: the killed write's temporary stays beside the target (never the target itself)
-    until ``remove_leftovers``, which spares the target and other files' temporaries."""
+    until the next write to the target, or ``remove_leftovers``; both spare the target and other files'
+    temporaries."""
     import sys
+
+    from iclab.atomic import remove_leftovers, write_text
 
     target, other = tmp_path / "model.pt", tmp_path / "other.pt"
     code = (
         "import os, signal, sys; from iclab.atomic import atomic_write; "
         "atomic_write(sys.argv[1], lambda tmp: (tmp.write_text('half'), os.kill(os.getpid(), signal.SIGKILL)))"
     )
-    for path in (target, other):
+
+    def killed_write(path: Path) -> None:
         assert subprocess.run([sys.executable, "-c", code, str(path)], cwd=REPO).returncode == -9
+
+    def visible() -> list[str]:
+        return sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".other.pt."))
+
+    for path in (target, other):
+        killed_write(path)
     (tmp_path / "model.pt.nc").write_text("another target")
     assert not target.exists() and len(list(tmp_path.glob(".model.pt.*.tmp.pt"))) == 1
-    from iclab.atomic import remove_leftovers, write_text
 
     write_text(target, "done")
+    assert visible() == ["model.pt", "model.pt.nc"] and target.read_text() == "done"
+    killed_write(target)
+    assert len(list(tmp_path.glob(".model.pt.*.tmp.pt"))) == 1
     remove_leftovers(target)
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".other.pt.")) == [
-        "model.pt", "model.pt.nc"]
-    assert target.read_text() == "done" and len(list(tmp_path.glob(".other.pt.*.tmp.pt"))) == 1
+    assert visible() == ["model.pt", "model.pt.nc"] and target.read_text() == "done"
+    assert len(list(tmp_path.glob(".other.pt.*.tmp.pt"))) == 1
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])

@@ -78,7 +78,6 @@ def cmd_train(args: argparse.Namespace) -> None:
     """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``. With a checkpoint directory a finished
     model waits there as ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until
     every model is done; then all move into ``--out-dir`` (which Snakemake deletes before the job starts)."""
-    from iclab.atomic import remove_leftovers
     from iclab.jobs import TrainJob
 
     set_threads(args.threads)
@@ -90,7 +89,6 @@ def cmd_train(args: argparse.Namespace) -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for job in jobs:
         os.replace(staging / f"{job.hash}.nc", args.out_dir / f"{job.hash}.nc")
-        remove_leftovers(staging / f"{job.hash}.nc")  # from a killed run's write
     log.info("wrote %d model(s) to %s", len(jobs), args.out_dir)
 
 

@@ -26,10 +26,11 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it to ``path``.
 
     The temporary file keeps the target's suffix (writers such as matplotlib pick the format from it)
-    and is removed if ``write`` fails.
+    and is removed if ``write`` fails; the temporaries of earlier writes to ``path`` that were killed go first.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(path)  # of an earlier write to it that was killed
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     try:
@@ -43,7 +44,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None
 
 def remove_leftovers(path: str | os.PathLike) -> None:
     """Remove the temporary files that writes to ``path`` left when their process was killed (SIGKILL runs no
-    clean-up): ``.<name>.<random>.tmp<suffix>`` beside it. Call it once nothing writes ``path`` any more."""
+    clean-up): ``.<name>.<random>.tmp<suffix>`` beside it. ``atomic_write`` calls it; call it where a target is
+    deleted instead of written again, once nothing writes it."""
     path = Path(path)
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp{glob.escape(path.suffix)}"):
         leftover.unlink(missing_ok=True)
