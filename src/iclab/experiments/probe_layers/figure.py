@@ -38,9 +38,9 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.plot(m, own / d, "k-", linewidth=2.0, alpha=0.6, label=f"{name} output")
         ax.set_title(f"({letter}) {name}: probe of each layer ({depth} layers; colour: depth)")
     newton, gd = axes[-2:]
-    draw_grid(newton, cube.newton_risk.transpose("newton_iterations", "position"), d, "Newton, {} iterations")
+    draw_grid(newton, cube.newton_risk.transpose("newton_iterations", "position"), d, "Newton iterations: {}")
     newton.set_title(f"({letters[len(probed)]}) iterative Newton")
-    draw_grid(gd, cube.gd_risk.transpose("gd_steps", "position"), d, "GD, {} steps")
+    draw_grid(gd, cube.gd_risk.transpose("gd_steps", "position"), d, "GD steps: {}")
     gd.set_title(f"({letters[len(probed) + 1]}) gradient descent, step {float(cube.gd_lr):g}")
     for ax in axes:
         ax.plot(m, np.maximum(cube.risk.sel(learner="ols").isel(seed=0) / d, FLOOR / 10), "k--", label="least squares")
