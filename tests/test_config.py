@@ -13,6 +13,7 @@ import yaml
 from conftest import REPO
 
 from iclab.config import ConfigError, load, validate
+from iclab.errors import ExperimentError
 from iclab.plan import build_plan
 
 
@@ -246,6 +247,24 @@ def test_a_learner_whose_prompts_exceed_its_positions_is_refused_when_planning()
     job = TrainJob.from_dict({"model": spec, "task": task, "train": train, "seed": 0})
     with pytest.raises(ExperimentError, match=r"'gpt2' has position embeddings for 5 points but would train on prompts"):
         check_positions("toy", job)
+
+
+@pytest.mark.parametrize("eval_prompts", [99, None])
+def test_induced_weights_on_more_prompts_than_the_evaluation_set_are_refused_when_planning(default_config, eval_prompts):
+    """probe_similarity fits induced weights on its first ``weights_prompts`` evaluation prompts: more than the
+    set holds (its own eval_prompts, or the global evaluation.n_prompts) is refused before any job runs."""
+    config = copy.deepcopy(default_config)
+    section = config["experiments"]["probe_similarity"]
+    section["weights_prompts"] = 100
+    if eval_prompts is None:
+        del section["eval_prompts"]
+        config["evaluation"]["n_prompts"] = 99
+    else:
+        section["eval_prompts"] = eval_prompts
+    with pytest.raises(ExperimentError, match=r"probe_similarity: weights_prompts = 100 .* has 99 .* allowed: weights_prompts ≤ 99"):
+        build_plan(validate(config))
+    section["weights_prompts"] = 99
+    build_plan(validate(config))
 
 
 SOURCE_WORDS = re.compile(

@@ -56,6 +56,16 @@ def check_positions(experiment: str, job: TrainJob) -> None:
         )
 
 
+def check_eval_prompts(experiment: str, point: SweepPoint, n_prompts: int) -> None:
+    """An analysis that reads more prompts of the evaluation set than it holds is refused when planning."""
+    for key, needed in point.eval_prompts_read.items():
+        if needed > n_prompts:
+            raise ExperimentError(
+                f"{experiment}: {key} = {needed} needs that many evaluation prompts, but the evaluation set has "
+                f"{n_prompts} (eval_prompts, or evaluation.n_prompts); allowed: {key} ≤ {n_prompts}"
+            )
+
+
 def model_groups(train: dict[str, TrainJob]) -> dict[str, tuple[str, ...]]:
     """The training jobs' groups, one job each: the seeds of one spec for ``GROUPED_MODELS``, each model alone
     otherwise; a group is named by the hash of its members' hashes (ordered by seed)."""
@@ -81,8 +91,10 @@ def build_plan(config: dict[str, Any]) -> Plan:
         experiment = experiments[name]
         points = experiment.points(exp_cfg)
         plan.order[name] = sweep_order(points)
+        n_prompts = exp_cfg.get("eval_prompts", evaluation["n_prompts"])
         for point in points:
-            data = data_jobs(point, exp_cfg.get("eval_prompts", evaluation["n_prompts"]), evaluation["seed"])
+            check_eval_prompts(name, point, n_prompts)
+            data = data_jobs(point, n_prompts, evaluation["seed"])
             plan.data |= {job.hash: job for job in data.values()}
             models = []
             for model_spec in point.models:

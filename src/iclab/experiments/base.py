@@ -60,6 +60,8 @@ class SweepPoint:
     model_task: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner label → its own training task
     extra_data: dict[str, DataRequest] = field(default_factory=dict)  # name → an extra data set
     analysis: dict[str, Any] = field(default_factory=dict)  # JSON options of ``derived`` and ``theory``
+    # config key → how many of the evaluation set's prompts ``derived`` reads by it (checked when planning)
+    eval_prompts_read: dict[str, int] = field(default_factory=dict)
 
     def train_for(self, model: dict[str, Any]) -> dict[str, Any]:
         """The training config of one of ``models`` (its own, or the point's shared ``train``)."""

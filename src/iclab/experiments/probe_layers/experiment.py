@@ -81,6 +81,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
             model_train=own_train,
             extra_data=extra,
             analysis=analysis(cfg),
+            eval_prompts_read={"weights_prompts": cfg["weights_prompts"]} if "weights_prompts" in cfg else {},
         )
     ]
 
