@@ -1,79 +1,199 @@
-"""The claims table's arithmetic: each relation by hand, and Monte-Carlo error rates of its tolerances."""
+"""The claims table's verdicts: each relation's region by hand, the intervals against scipy, and Monte-Carlo error
+rates and power of the verdicts on synthetic estimates with a known truth."""
 
 import numpy as np
 import pytest
 import xarray as xr
+from scipy import stats
 
-from iclab import claims
-from iclab.claims import Claim, Estimate, over_seeds
+from iclab import experiments
+from iclab.claims import Claim, Estimate, decide, difference, exact, over_seeds, seeds_needed, with_sem
 from iclab.errors import UsageError
+
+Z = stats.norm.ppf(0.975)
 
 
 @pytest.mark.parametrize(
-    "measured, relation, expected, holds",
+    "relation, margin, low, high, verdict",
     [
-        (Estimate(1.0, 0.3), "≈", Estimate(1.4, 0.4), True),  # |−0.4| ≤ hypot(0.3, 0.4) = 0.5
-        (Estimate(1.0, 0.3), "≈", Estimate(1.6, 0.4), False),
-        (Estimate(1.0, 0.3), "<", Estimate(1.6, 0.4), True),  # 1.0 < 1.6 − 0.5
-        (Estimate(1.0, 0.3), "<", Estimate(1.4, 0.4), False),
-        (Estimate(2.0, 0.3), ">", Estimate(1.4, 0.4), True),
-        (Estimate(1.8, 0.3), ">", Estimate(1.4, 0.4), False),
-        (Estimate(1.8, 0.3), "≤", Estimate(1.4, 0.4), True),  # 1.8 ≤ 1.4 + 0.5
-        (Estimate(2.0, 0.3), "≤", Estimate(1.4, 0.4), False),
-        (Estimate(1.0, 0.3), "≥", Estimate(1.4, 0.4), True),
-        (Estimate(0.8, 0.3), "≥", Estimate(1.4, 0.4), False),
+        ("≈", 1.0, -0.5, 0.9, "holds"),  # inside ±1
+        ("≈", 1.0, 0.5, 1.5, "inconclusive"),  # straddles the edge
+        ("≈", 1.0, 1.2, 2.0, "fails"),  # outside
+        ("≈", 1.0, -3.0, -1.1, "fails"),
+        ("≈", 1.0, -2.0, 2.0, "inconclusive"),  # wider than the region: never holds
+        (">", 0.0, 0.1, 0.5, "holds"),
+        (">", 0.0, -0.1, 0.5, "inconclusive"),
+        (">", 0.0, -0.5, 0.0, "fails"),  # the region is open at 0
+        ("<", 0.0, -0.5, -0.1, "holds"),
+        ("<", 0.0, 0.0, 0.3, "fails"),
+        ("≤", 0.1, -1.0, 0.1, "holds"),  # closed at the margin
+        ("≤", 0.1, 0.2, 0.3, "fails"),
+        ("≥", 0.1, -0.1, 2.0, "holds"),
+        ("≥", 0.1, -0.3, 0.0, "inconclusive"),
     ],
 )
-def test_each_relation_by_hand(measured, relation, expected, holds):
-    claim = Claim("c", "s", measured, relation, expected, "b")
-    assert claim.tolerance == pytest.approx(0.5)
-    assert claim.holds is holds
+def test_each_relation_is_a_region_of_the_difference(relation, margin, low, high, verdict):
+    assert decide(relation, margin, low, high) == verdict
 
 
-def test_slack_widens_the_tolerance_and_a_bad_relation_is_refused():
-    claim = Claim("c", "s", Estimate(1e-7), "≤", Estimate(0.0), "b", slack=1e-6)
-    assert claim.holds and claim.tolerance == 1e-6
-    with pytest.raises(ValueError, match="allowed ≈, <, >, ≤, ≥"):
-        Claim("c", "s", Estimate(1.0), "=", Estimate(1.0), "b")
-
-
-def simulated_seeds(rng, reps: int, seeds: int, mean: float, seed_sd: float, eval_sem: float) -> xr.DataArray:
-    """Per-seed estimates: each seed's own spread, plus one evaluation-set error shared by every seed (the
-    evaluation set is common to the seeds)."""
-    shared = rng.normal(0.0, eval_sem, size=(reps, 1))
-    values = mean + rng.normal(0.0, seed_sd, size=(reps, seeds)) + shared
-    return xr.DataArray(values, dims=("rep", "seed"))
-
-
-@pytest.mark.parametrize("seeds, seed_sd, eval_sem", [(3, 1.0, 0.0), (3, 0.5, 0.5), (1, 0.0, 1.0), (5, 1.0, 0.2)])
-def test_a_true_claim_fails_at_most_at_the_bands_rate(seeds, seed_sd, eval_sem):
-    """≈ against the exact value holds in ≥ 95% of repetitions (minus Monte-Carlo slack, 4000 reps)."""
-    rng = np.random.default_rng(0)
-    values = simulated_seeds(rng, 4000, seeds, 3.0, seed_sd, eval_sem)
-    sems = xr.full_like(values, eval_sem)
-    held = [Claim("c", "s", over_seeds(v, s), "≈", Estimate(3.0), "b").holds for v, s in zip(values, sems)]
-    assert np.mean(held) >= 0.94
-
-
-def test_an_ordering_without_a_difference_is_claimed_rarely():
-    """Two learners with the same mean: '<' holds in at most a few percent of repetitions (one-sided and the
-    bands of both sides added in quadrature: well under 2.5%)."""
-    rng = np.random.default_rng(1)
-    a, b = (simulated_seeds(rng, 4000, 3, 1.0, 0.3, 0.1) for _ in range(2))
-    sem = xr.full_like(a.isel(rep=0), 0.1)
-    held = [Claim("c", "s", over_seeds(x, sem), "<", over_seeds(y, sem), "b").holds for x, y in zip(a, b)]
-    assert np.mean(held) <= 0.025
-
-
-def test_over_seeds_is_the_mean_and_the_student_t_half_width():
-    from scipy import stats
-
-    values = xr.DataArray([1.0, 2.0, 4.0], dims="seed")
-    estimate = over_seeds(values)
+def test_the_interval_puts_student_t_on_the_seeds_and_the_normal_quantile_on_the_prompts():
+    seeds, sem = np.array([1.0, 2.0, 4.0]), np.array([0.1, 0.2, 0.3])
+    estimate = over_seeds(xr.DataArray(seeds, dims="seed"), xr.DataArray(sem, dims="seed"))
+    seed_part = stats.t.ppf(0.975, 2) * seeds.std(ddof=1) / np.sqrt(3)
+    low, high = estimate.interval()
     assert estimate.value == pytest.approx(7 / 3)
-    assert estimate.half_width == pytest.approx(stats.t.ppf(0.975, 2) * np.std([1, 2, 4], ddof=1) / np.sqrt(3))
+    assert high - estimate.value == pytest.approx(np.hypot(seed_part, Z * 0.2))
+    assert low == pytest.approx(2 * estimate.value - high)
+
+
+def test_differences_pair_seeds_and_bound_the_error_of_shared_prompts():
+    a = over_seeds(xr.DataArray([1.0, 2.0, 3.0], dims="seed"), xr.DataArray([0.3, 0.3, 0.3], dims="seed"))
+    b = over_seeds(xr.DataArray([0.5, 1.8, 2.0], dims="seed"), xr.DataArray([0.4, 0.4, 0.4], dims="seed"))
+    paired = difference(a, b)
+    assert paired.per_seed == pytest.approx((0.5, 0.2, 1.0)) and paired.seeds == 3
+    assert paired.mc_se == pytest.approx(0.7)  # same prompts: Cauchy–Schwarz, 0.3 + 0.4
+    apart = over_seeds(xr.DataArray([0.5, 1.8, 2.0], dims="seed"), xr.DataArray([0.4] * 3, dims="seed"), "other")
+    assert difference(a, apart).mc_se == pytest.approx(0.5)  # independent prompts: in quadrature
+    assert difference(a, exact(1.0)).per_seed == pytest.approx((0.0, 1.0, 2.0))  # broadcast
+    with pytest.raises(ValueError, match="cannot pair 3 seeds with 2"):
+        difference(a, over_seeds(xr.DataArray([1.0, 2.0], dims="seed")))
+
+
+def test_a_baseline_repeated_along_seed_does_not_depend_on_training():
+    estimate = over_seeds(xr.DataArray([2.0, 2.0, 2.0], dims="seed"), xr.DataArray([0.1] * 3, dims="seed"))
+    assert estimate.seeds == 0 and estimate.half_width() == pytest.approx(Z * 0.1)
+
+
+def test_one_training_seed_gives_no_verdict_and_says_so():
+    one = over_seeds(xr.DataArray([5.0], dims="seed"), xr.DataArray([0.01], dims="seed"))
+    claim = Claim("c", "s", one, ">", exact(0.0), "b")
+    row = claim.row("e")
+    assert claim.verdict == "inconclusive" and "1 seed" in row["basis"]
+    assert row["seeds_needed"] == "unknown: 1 seed has no spread"
+    assert Claim("c", "s", with_sem(5.0, 0.01), ">", exact(0.0), "b").verdict == "holds"  # not about training
+
+
+def test_a_margin_needs_its_source_and_a_bad_relation_is_refused():
+    with pytest.raises(ValueError, match="margin needs its source"):
+        Claim("c", "s", exact(1.0), "≈", exact(1.0), "b", margin=0.1)
+    with pytest.raises(ValueError, match="allowed ≈, <, >, ≤, ≥"):
+        Claim("c", "s", exact(1.0), "=", exact(1.0), "b")
+    with pytest.raises(ValueError, match="finite and ≥ 0"):
+        Claim("c", "s", exact(1.0), "≤", exact(1.0), "b", margin=-1.0, margin_source="x")
+
+
+def simulated(rng, reps: int, seeds: int, mean: float, seed_sd: float, eval_sem: float) -> np.ndarray:
+    """Per-seed estimates (reps, seeds): each seed's own spread, plus one evaluation-set error shared by every
+    seed (the evaluation set is common to the seeds)."""
+    return mean + rng.normal(0.0, seed_sd, size=(reps, seeds)) + rng.normal(0.0, eval_sem, size=(reps, 1))
+
+
+def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float) -> np.ndarray:
+    sems = xr.DataArray(np.full(values.shape[1], eval_sem), dims="seed")
+    return np.array([
+        Claim("c", "s", over_seeds(xr.DataArray(v, dims="seed"), sems), relation, exact(0.0), "b", margin,
+              "test").verdict
+        for v in values
+    ])
+
+
+@pytest.mark.parametrize("seeds, seed_sd, eval_sem", [(2, 1.0, 0.1), (3, 1.0, 0.3), (5, 0.5, 0.5), (3, 0.0, 1.0)])
+def test_an_equivalence_at_the_margins_edge_holds_at_most_in_5_percent(seeds, seed_sd, eval_sem):
+    values = simulated(np.random.default_rng(0), 4000, seeds, 1.0, seed_sd, eval_sem)  # true difference = margin
+    assert np.mean(verdicts(values, eval_sem, "≈", 1.0) == "holds") <= 0.05
+
+
+def test_an_ordering_that_is_not_there_holds_at_most_in_5_percent():
+    values = simulated(np.random.default_rng(1), 4000, 3, 0.0, 1.0, 0.2)  # true difference 0
+    assert np.mean(verdicts(values, 0.2, ">", 0.0) == "holds") <= 0.05
+
+
+@pytest.mark.parametrize("seed_sd, eval_sem, margin", [(1.0, 0.1, 1.0), (0.5, 0.2, 0.8), (2.0, 0.0, 1.0)])
+def test_the_seeds_the_table_asks_for_decide_a_true_equivalence_in_80_percent(seed_sd, eval_sem, margin):
+    """A pilot whose estimate is the truth (0) and whose spread is the true one; then runs with the seeds it says
+    are needed hold in ≥ 80%, and half as many do not."""
+    pilot = Estimate(tuple(seed_sd * np.array([-1.0, 0.0, 1.0])), eval_sem, trained=True)  # sd = seed_sd exactly
+    needed = int(seeds_needed(pilot, "≈", margin))
+    rng = np.random.default_rng(2)
+    held = np.mean(verdicts(simulated(rng, 3000, needed, 0.0, seed_sd, eval_sem), eval_sem, "≈", margin) == "holds")
+    assert needed > 3 and held >= 0.8
+    half = np.mean(verdicts(simulated(rng, 3000, needed // 2, 0.0, seed_sd, eval_sem), eval_sem, "≈", margin) == "holds")
+    assert half < 0.8  # the count is not padded far beyond what is needed
+
+
+@pytest.mark.parametrize("seeds, shared_sd, own_sd, eval_sem", [(2, 1.0, 0.3, 0.1), (3, 2.0, 0.5, 0.2), (5, 1.0, 1.0, 0.3)])
+def test_paired_intervals_cover_the_true_difference_in_at_least_94_percent(seeds, shared_sd, own_sd, eval_sem):
+    """Two learners of each seed share that seed's training draw (a large common effect that pairing removes)
+    and the evaluation prompts (their Monte-Carlo errors correlated); the interval of a − b covers 0.7."""
+    rng = np.random.default_rng(3)
+    reps = 4000
+    shared = rng.normal(0.0, shared_sd, size=(reps, seeds))
+    prompts = rng.normal(0.0, eval_sem, size=(reps, 1))  # the evaluation set's error, shared by both learners
+    a = 1.7 + shared + rng.normal(0.0, own_sd, size=(reps, seeds)) + prompts
+    b = 1.0 + shared + rng.normal(0.0, own_sd, size=(reps, seeds)) + 0.5 * prompts
+    sems = xr.DataArray(np.full(seeds, eval_sem), dims="seed")
+    covered = []
+    for x, y in zip(a, b):
+        low, high = difference(over_seeds(xr.DataArray(x, dims="seed"), sems),
+                               over_seeds(xr.DataArray(y, dims="seed"), 0.5 * sems)).interval()
+        covered.append(low <= 0.7 <= high)
+    assert np.mean(covered) >= 0.94
 
 
 def test_an_experiment_without_claims_is_named():
     with pytest.raises(UsageError, match="no_such_experiment"):
-        claims.experiment_claims("no_such_experiment", xr.Dataset())
+        experiments.claims("no_such_experiment", xr.Dataset())
+
+
+def test_a_best_count_at_the_grids_end_is_reported_censored():
+    from iclab.experiments.probe_similarity.claims import best_count
+
+    grid = [0, 1, 2, 3]
+    soe = xr.DataArray([[0.1, 0.5, 0.9, 0.95], [0.2, 0.9, 0.5, 0.1]], dims=("seed", "it"), coords={"it": grid})
+    estimate, note = best_count(soe, None)
+    assert estimate.per_seed == (3.0, 1.0) and "1 seed(s) best at the grid's end (3)" in note[0]
+    assert best_count(soe.isel(seed=[1]), None)[1] == ()
+
+
+def test_the_bootstrap_resamples_prompt_groups_and_seeds_with_the_same_draws_for_both_sides():
+    """Groups of prompts with a known spread: the bootstrap interval of a mean similarity covers its truth at
+    about the level, and two sides drawn identically cancel exactly."""
+    from iclab.claims import bootstrapped
+
+    rng = np.random.default_rng(6)
+    covered = []
+    for _ in range(300):
+        groups = xr.DataArray(0.8 + 0.05 * rng.standard_normal((1, 1, 32)), dims=("seed", "grid", "prompt_group"))
+        low, high = bootstrapped(groups, lambda x: x[..., 0]).interval()
+        covered.append(low <= 0.8 <= high)
+    assert 0.9 <= np.mean(covered) <= 0.99
+    same = bootstrapped(groups, lambda x: x[..., 0])
+    assert difference(same, same).interval() == (0.0, 0.0)
+
+
+def test_batch_means_pair_two_learners_on_the_same_prompts_and_cover():
+    """Per-prompt errors of two seed-free learners that share most of their prompt-to-prompt variation: the
+    difference from group means covers the true difference at ≥ 94% and is far narrower than the Cauchy–Schwarz
+    bound used without groups."""
+    from iclab.intervals import group_means, mean_and_sem
+
+    rng = np.random.default_rng(4)
+    covered, widths, bounds = [], [], []
+    for _ in range(1000):
+        hard = rng.exponential(1.0, size=500)  # how hard each prompt is, for both learners
+        a, b = hard + 0.1 * rng.standard_normal(500) + 0.05, hard + 0.1 * rng.standard_normal(500)
+        (ma, sa), (mb, sb) = mean_and_sem(a), mean_and_sem(b)
+        ga, gb = (tuple(group_means(x)) for x in (a, b))
+        paired = difference(Estimate((ma,), sa, prompts="p", groups=ga), Estimate((mb,), sb, prompts="p", groups=gb))
+        low, high = paired.interval()
+        covered.append(low <= 0.05 <= high)
+        widths.append(paired.mc_se)
+        bounds.append(sa + sb)
+    assert np.mean(covered) >= 0.94 and np.mean(widths) < 0.2 * np.mean(bounds)
+
+
+def test_a_difference_with_an_exact_value_keeps_the_groups():
+    a = Estimate((2.0,), 0.1, prompts="p", groups=(1.0, 2.0, 3.0))
+    shifted = difference(a, exact(1.0))
+    assert shifted.groups == pytest.approx((0.0, 1.0, 2.0)) and shifted.mc_se == 0.1
+    assert difference(exact(1.0), a).groups == pytest.approx((0.0, -1.0, -2.0))

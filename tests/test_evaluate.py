@@ -46,3 +46,19 @@ def test_binned_standard_error_counts_the_correlation_within_a_prompt():
         _, pointwise = mean_and_sem(errors)
         _, pooled = binned_stats(errors, [(0, 15)])
         assert pooled[0] / pointwise.mean() == pytest.approx(expected_ratio, rel=0.03)
+
+
+def test_the_risk_cube_keeps_group_means_of_each_learners_errors_per_prompt_group():
+    """risk_groups: a baseline's repeat along seed; each group is the plain mean of its prompts' errors."""
+    from iclab.evaluate import risk_dataset
+
+    rng = np.random.default_rng(1)
+    errors = {(0, 0): rng.exponential(size=(64, 3)), (0, 1): rng.exponential(size=(64, 3)),
+              (1, None): rng.exponential(size=(64, 3))}
+    ds = risk_dataset(errors, ["model", "baseline"], 1, [0, 1], 3)
+    assert ds.risk_groups.dims == ("learner", "seed", "position", "prompt_group") and ds.sizes["prompt_group"] == 32
+    np.testing.assert_allclose(ds.risk_groups.sel(learner="model", seed=1).isel(prompt_group=5),
+                               errors[0, 1][10:12].mean(axis=0), rtol=1e-6)  # 64 prompts: groups of 2
+    np.testing.assert_allclose(ds.risk_groups.mean("prompt_group"), ds.risk, rtol=1e-6)
+    np.testing.assert_array_equal(ds.risk_groups.sel(learner="baseline", seed=0),
+                                  ds.risk_groups.sel(learner="baseline", seed=1))

@@ -106,3 +106,12 @@ def test_a_learner_that_does_not_depend_on_the_seed_covers_at_its_level_with_the
     coverage = np.mean((low < 0) & (0 < high))
     assert abs(coverage - 0.95) < 3 * np.sqrt(0.95 * 0.05 / reps)
     np.testing.assert_allclose(high - low, 2 * 1.959964 * sem[:, 0], rtol=1e-6)
+
+
+def test_group_means_are_the_means_of_contiguous_groups_of_prompts():
+    from iclab.intervals import group_means
+
+    samples = np.arange(12.0).reshape(6, 2)  # (B, K)
+    np.testing.assert_allclose(group_means(samples, 3), [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]])
+    np.testing.assert_allclose(group_means(samples, 4)[[0, 3]], [[1.0, 2.0], [10.0, 11.0]])  # sizes 2, 2, 1, 1
+    assert group_means(samples, 32).shape == (6, 2)  # fewer prompts than groups: a prompt a group

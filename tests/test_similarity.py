@@ -102,3 +102,14 @@ def test_readouts_are_deterministic_and_finite_on_rank_deficient_states():
     first, second = fit_readouts(states, ys), fit_readouts(states.copy(), ys.copy())
     np.testing.assert_array_equal(first, second)
     assert np.isfinite(first).all() and np.abs(first[:, 2:5]).max() == 0.0
+
+
+def test_similarity_of_errors_per_group_of_prompts_averages_to_the_whole():
+    from iclab.similarity import errors_similarity, errors_similarity_groups
+
+    rng = np.random.default_rng(5)
+    a, b, ys = rng.normal(size=(3, 40, 6)), rng.normal(size=(2, 40, 6)), rng.normal(size=(40, 6))
+    groups = errors_similarity_groups(a, b, ys, 8)  # 8 groups of 5 prompts
+    assert groups.shape == (3, 2, 8)
+    np.testing.assert_allclose(groups.mean(axis=-1), errors_similarity(a, b, ys), rtol=1e-12)
+    np.testing.assert_allclose(groups[..., 0], errors_similarity(a[:, :5], b[:, :5], ys[:5]), rtol=1e-12)

@@ -53,7 +53,7 @@ def test_an_experiment_added_as_a_package_runs_end_to_end(tmp_path: Path, scratc
     np.testing.assert_allclose(cube.query_risk.sel(learner="zero").isel(seed=0), cube.theory_label_power, rtol=0.2)
     assert (tmp_path / "results/figures/toy_noise.pdf").stat().st_size > 0
     claims = pd.read_csv(tmp_path / "results/tables/claims.csv")  # the package's claims.py, one row per σ
-    assert list(claims.experiment) == ["toy_noise", "toy_noise"] and list(claims.holds) == ["yes", "yes"]
+    assert list(claims.experiment) == ["toy_noise", "toy_noise"] and list(claims.verdict) == ["holds", "holds"]
 
 
 @pytest.mark.e2e

@@ -235,14 +235,16 @@ def cmd_table(args: argparse.Namespace) -> None:
 
 
 def cmd_claims(args: argparse.Namespace) -> None:
+    from iclab import experiments
     from iclab.claims import claims_table, markdown, write_claims
     from iclab.cubes import EXPERIMENT_KIND, cube_spec, read_cube
 
-    cubes = {}
+    found = {}
     for path in args.cubes:
         cube = read_cube(path, kind=EXPERIMENT_KIND)
-        cubes[cube_spec(cube)["experiment"]] = cube
-    table = claims_table(cubes)
+        name = cube_spec(cube)["experiment"]
+        found[name] = experiments.claims(name, cube)
+    table = claims_table(found)
     write_claims(table, args.out)
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 

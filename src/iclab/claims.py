@@ -1,56 +1,243 @@
-"""The claims table: one row per reproduced claim of every experiment, each stating whether it holds.
+"""The claims table: one row per reproduced claim, each with a verdict a statistician would sign.
 
-Each experiment package has ``claims.py`` with ``claims(cube) -> list[Claim]``, reading the experiment's cube
-only (torch-free, like its figure). A claim compares a measured value with what the paper or its theory says:
+A claim compares a measured value m with an expected value e (a closed form, an exact limit, another measured
+value) through a relation, and decides on the ``LEVEL`` interval of the difference m − e:
 
-- ``≈``: |measured − expected| ≤ tolerance (the theory's value is reproduced);
-- ``<`` / ``>``: measured < expected − tolerance / measured > expected + tolerance (an ordering the paper
-  states, shown beyond the noise);
-- ``≤`` / ``≥``: measured ≤ expected + tolerance / measured ≥ expected − tolerance (a bound not violated).
+- ``≈`` is an equivalence test: it holds when the interval lies inside ±margin, fails when it lies outside,
+  and is inconclusive otherwise. The margin comes from the paper or the theory and names its source; it is
+  never taken from the measured value or its interval.
+- ``<`` / ``>``: m − e < −margin / > margin (an ordering, margin 0 unless the claim states an effect size);
+- ``≤`` / ``≥``: m − e ≤ margin / ≥ −margin (a bound, the margin a rounding the theory allows).
+Each relation is a region of m − e: the claim holds when the interval lies inside it, fails when the interval
+misses it, and is inconclusive otherwise. A claim about training measured on one training seed is inconclusive
+("1 seed": one seed says nothing of the spread between seeds). An inconclusive row states the seeds needed to
+decide it, from the measured spread between seeds.
 
-The tolerance is never taken from the measured value's size: it is the half-width at ``LEVEL`` of the
-measured value's error (the spread between training seeds and the evaluation set's Monte-Carlo error, as in
-``iclab.intervals``) and of the expected value's own Monte-Carlo error, added in quadrature, plus a slack the
-theory states (e.g. the 1/M term a finite test prompt leaves above an M → ∞ limit), named in ``basis``.
-At ``LEVEL`` = 95% (the figures' bands) a true ``≈`` claim fails by chance in at most about 1 row in 20.
+The interval of a difference follows the design (``Estimate``): values per training seed are differenced seed
+by seed (both sides trained on the same seeds' data: paired), the Student-t quantile multiplies the seed
+component only, and the Monte-Carlo error of the evaluation prompts (known, not estimated) gets the normal
+quantile. Two estimates on the same evaluation prompts have correlated errors: where the cube stores their
+means over groups of prompts (``risk_groups``, batch means), the difference is paired prompt by prompt and its
+Monte-Carlo s.e. is that of the groups' differences (Student-t over the groups); where it does not, it is
+bounded by the sum of theirs (Cauchy–Schwarz). On different prompt sets it is the two in quadrature. At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%:
+an ordering that is not there holds in at most 2.5% of runs, and so does an equivalence at the margin's edge.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
-from iclab import experiments, intervals
-from iclab.errors import ExperimentError, UsageError
+from iclab import intervals
 from iclab.atomic import write_text
 
 LEVEL = intervals.LEVEL  # the level of the bands drawn in the figures
+POWER = 0.8  # "seeds needed": the seeds that decide the claim with this probability if the truth is the estimate
+MAX_SEEDS = 10_000  # beyond this, seeds alone do not decide the claim
+# iclab's margins where a paper says "reaches", "near" or "does not depend on" without a number (stated, never
+# taken from the measured value):
+REACHES = 0.05  # "reaches a limit" at finite size: within 5% of the limit (the ±5% band figure ltb_gap draws)
+REACHES_SOURCE = "iclab: within 5% of the limit (the ±5% band of figure ltb_gap)"
+NULL_FRACTION = 0.05  # "near least squares", "does not depend on": within 5% of the zero predictor's risk
+NULL_SOURCE = "iclab: 5% of the zero predictor's risk (the scale from exact to no learning)"
 RELATIONS = ("≈", "<", ">", "≤", "≥")
-COLUMNS = ("experiment", "claim", "source", "measured", "relation", "expected", "tolerance", "holds", "basis")
+VERDICTS = ("holds", "fails", "inconclusive")
+COLUMNS = (
+    "experiment", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
+    "margin_source", "verdict", "seeds", "seeds_needed", "basis",
+)
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value and the half-width of its ``LEVEL`` interval (0 for an exact value)."""
+    """A value per training seed (``per_seed``; one value for what does not depend on training), with the
+    Monte-Carlo s.e. ``mc_se`` of the prompts or integral it was averaged over (common to the seeds). ``prompts``
+    names that prompt set: two estimates on the same set have correlated Monte-Carlo errors, which their
+    ``groups`` (``intervals.group_means``) let a difference pair prompt by prompt."""
 
-    value: float
-    half_width: float = 0.0
+    per_seed: tuple[float, ...]
+    mc_se: float = 0.0
+    trained: bool = False  # per_seed holds one value per training seed
+    prompts: str | None = None
+    groups: tuple[float, ...] | None = None  # means over groups of ``prompts`` (averaged over seeds): batch means
+    replicates: tuple[float, ...] | None = None  # bootstrap replicates of the value (seeds and prompt groups)
+
+    def __post_init__(self):
+        if not self.per_seed or (len(self.per_seed) > 1 and not self.trained):
+            raise ValueError("an Estimate has one value, or one per training seed (trained=True)")
+
+    @property
+    def value(self) -> float:
+        return float(np.mean(self.per_seed))
+
+    @property
+    def seeds(self) -> int:
+        """Training seeds behind the value (0: it does not depend on training)."""
+        return len(self.per_seed) if self.trained else 0
+
+    @property
+    def seed_se(self) -> float:
+        """s.e. of the mean over seeds from their spread (0 for one seed or none)."""
+        return float(np.sqrt(intervals.seed_variance(np.asarray(self.per_seed)))) if self.seeds > 1 else 0.0
+
+    def half_width(self, level: float = LEVEL) -> float:
+        """Half-width of the two-sided ``level`` interval: t quantile on the seed component, normal on the
+        Monte-Carlo one, added in quadrature (for a bootstrapped value: half the percentile interval's width)."""
+        if self.replicates is not None:
+            low, high = self.interval(level)
+            return (high - low) / 2
+        seed_part = intervals.quantile(self.seeds, level) * self.seed_se if self.seeds > 1 else 0.0
+        return math.hypot(seed_part, intervals.quantile(1, level) * self.mc_se)
+
+    def interval(self, level: float = LEVEL) -> tuple[float, float]:
+        """The two-sided ``level`` interval: the value ± ``half_width``, or the bootstrap's percentile interval."""
+        if self.replicates is not None:
+            tail = (1 - level) / 2
+            return tuple(float(v) for v in np.quantile(self.replicates, [tail, 1 - tail]))
+        half = self.half_width(level)
+        return self.value - half, self.value + half
 
 
-def over_seeds(values: xr.DataArray, sems: xr.DataArray | None = None, seed_dim: str = "seed") -> Estimate:
-    """The mean over training seeds of a scalar-per-seed ``values`` and its ``LEVEL`` half-width: Student-t
-    over seeds plus the evaluation set's s.e. (``iclab.intervals.band``)."""
+def exact(value: float) -> Estimate:
+    """A value without error (a closed form, an exact limit, a deterministic computation)."""
+    return Estimate((float(value),))
+
+
+def with_sem(value, sem, prompts: str | None = None) -> Estimate:
+    """A Monte-Carlo estimate with standard error ``sem`` that does not depend on training (a baseline on the
+    evaluation prompts, a theory's integral over designs)."""
+    return Estimate((float(value),), float(sem), prompts=prompts)
+
+
+def over_seeds(
+    values: xr.DataArray,
+    sems: xr.DataArray | None = None,
+    prompts: str | None = "eval",
+    groups: xr.DataArray | None = None,
+    seed_dim: str = "seed",
+) -> Estimate:
+    """A trained quantity: its value per training seed (``values`` along ``seed_dim``) and the evaluation set's
+    s.e. (``sems``, the mean over seeds: the evaluation set is common to the seeds, ``iclab.intervals``). Values
+    equal at every seed are a baseline's, which does not depend on training (as ``intervals.band`` reads them).
+    ``prompts`` names the evaluation set; the default treats every estimate as on one shared set (the
+    conservative bound for a difference). ``groups``: the same quantity's means over groups of those prompts
+    (``prompt_group``, and ``seed_dim`` where it has one), for differences paired prompt by prompt."""
     if seed_dim not in values.dims:
         values, sems = values.expand_dims(seed_dim), None if sems is None else sems.expand_dims(seed_dim)
-    per_seed = values.transpose(..., seed_dim).values
-    sem = None if sems is None else sems.transpose(..., seed_dim).values
-    mean, low, high = intervals.band(per_seed, sem, level=LEVEL)
-    return Estimate(float(mean), float(high - mean))
+    per_seed = tuple(float(v) for v in np.ravel(values.transpose(seed_dim, ...).values))
+    if len(per_seed) != values.sizes[seed_dim]:
+        raise ValueError(f"over_seeds wants one value per {seed_dim}, got dims {values.dims}")
+    mc_se = 0.0 if sems is None else float(np.mean(sems.values))
+    prompts = prompts if sems is not None else None
+    if groups is not None:
+        groups = groups.mean(seed_dim) if seed_dim in groups.dims else groups
+        groups = tuple(float(g) for g in groups.transpose("prompt_group").values)
+    if len(per_seed) > 1 and len(set(per_seed)) == 1:  # a baseline's values repeat along seed: no training
+        return Estimate(per_seed[:1], mc_se, prompts=prompts, groups=groups)
+    return Estimate(per_seed, mc_se, trained=True, prompts=prompts, groups=groups)
+
+
+def _paired(a: Estimate, b: Estimate, combine) -> tuple[tuple[float, ...], bool]:
+    """Per-seed values of combine(a, b): seed by seed when both are trained, else broadcast."""
+    if a.trained and b.trained and len(a.per_seed) != len(b.per_seed):
+        raise ValueError(f"cannot pair {len(a.per_seed)} seeds with {len(b.per_seed)}")
+    n = max(len(a.per_seed), len(b.per_seed))
+    pick = lambda e, i: e.per_seed[i if e.trained else 0]  # noqa: E731
+    return tuple(combine(pick(a, i), pick(b, i)) for i in range(n)), a.trained or b.trained
+
+
+def same_prompts(a: Estimate, b: Estimate) -> bool:
+    return a.prompts is not None and a.prompts == b.prompts
+
+
+def mc_difference_se(a: Estimate, b: Estimate) -> float:
+    """Monte-Carlo s.e. of a − b: bounded by the sum on the same prompts, in quadrature on independent ones."""
+    return a.mc_se + b.mc_se if same_prompts(a, b) else math.hypot(a.mc_se, b.mc_se)
+
+
+def batch_means_se(groups: np.ndarray) -> float:
+    """s.e. of the mean of G group means, with the Student-t quantile of G − 1 degrees of freedom folded in (the
+    interval multiplies it by the normal quantile)."""
+    g = len(groups)
+    return float(np.std(groups, ddof=1) / np.sqrt(g) * intervals.quantile(g) / intervals.quantile(1))
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """a − b, paired seed by seed, and prompt by prompt (batch means) where both have groups of the same prompts;
+    a difference with an exact value keeps the other side's groups. Bootstrapped values are differenced
+    replicate by replicate (the same draws of seeds and prompt groups)."""
+    per_seed, trained = _paired(a, b, lambda x, y: x - y)
+    if a.replicates is not None or b.replicates is not None:
+        shift = lambda e: np.full(BOOTSTRAP_RESAMPLES, e.value) if e.replicates is None else np.array(e.replicates)  # noqa: E731
+        if any(e.replicates is None and (e.mc_se or e.seeds) for e in (a, b)):
+            raise ValueError("a bootstrapped value is compared with bootstrapped or exact values only")
+        return Estimate(per_seed, 0.0, trained, replicates=tuple(shift(a) - shift(b)))
+    if a.groups is not None and b.groups is not None and same_prompts(a, b) and len(a.groups) == len(b.groups):
+        groups = np.subtract(a.groups, b.groups)
+        return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups))
+    for side, other, sign in ((a, b, 1.0), (b, a, -1.0)):
+        if other.mc_se == 0 and other.groups is None:  # exact: the difference is this side's prompts shifted
+            groups = None if side.groups is None else tuple(sign * (np.array(side.groups) - other.value))
+            return Estimate(per_seed, side.mc_se, trained, side.prompts, groups)
+    return Estimate(per_seed, mc_difference_se(a, b), trained)
+
+
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def bootstrapped(groups: xr.DataArray, statistic, seed_dim: str = "seed") -> Estimate:
+    """A statistic of similarities per group of prompts (``groups``: ``seed_dim``, then the statistic's axes,
+    ``prompt_group`` last), per seed, and its bootstrap replicates: the groups resampled with replacement (the
+    same draws at every seed), the statistic per seed, its mean over the seeds resampled with replacement.
+    Every call with the same numbers of seeds and groups draws the same resamples, so two estimates are
+    compared replicate by replicate (paired). ``statistic`` maps (..., J) → (...), e.g. the best count over a
+    grid of J counts."""
+    data = groups.transpose(seed_dim, ..., "prompt_group").values  # (S, ..., G)
+    s, g = data.shape[0], data.shape[-1]
+    rng = np.random.default_rng(0)
+    seed_draws = rng.integers(0, s, size=(BOOTSTRAP_RESAMPLES, s))  # (R, S)
+    group_draws = rng.integers(0, g, size=(BOOTSTRAP_RESAMPLES, g))  # (R, G)
+    per_seed = statistic(np.nanmean(data, axis=-1))  # (S,)
+    resampled = np.nanmean(data[..., group_draws], axis=-1)  # (S, ..., R)
+    per_draw = statistic(np.moveaxis(resampled, -1, 1))  # (S, R): each seed's statistic on each draw of groups
+    replicates = per_draw[seed_draws, np.arange(BOOTSTRAP_RESAMPLES)[:, None]].mean(axis=1)  # (R,)
+    trained = s > 1 or seed_dim in groups.dims
+    return Estimate(tuple(float(v) for v in per_seed), 0.0, trained, replicates=tuple(float(v) for v in replicates))
+
+
+def ratio(a: Estimate, b: Estimate) -> Estimate:
+    """a / b, paired seed by seed; the Monte-Carlo s.e. by the delta method."""
+    per_seed, trained = _paired(a, b, lambda x, y: x / y)
+    value = a.value / b.value
+    relative = mc_difference_se(
+        Estimate((1.0,), a.mc_se / abs(a.value), prompts=a.prompts),
+        Estimate((1.0,), b.mc_se / abs(b.value), prompts=b.prompts),
+    )
+    return Estimate(per_seed, abs(value) * relative, trained)
+
+
+def log(a: Estimate) -> Estimate:
+    """The natural log, seed by seed (a geometric mean over seeds); Monte-Carlo s.e. by the delta method."""
+    return Estimate(tuple(math.log(v) for v in a.per_seed), a.mc_se / a.value, a.trained, a.prompts)
+
+
+def groups_at(ds: xr.Dataset, name: str = "risk_groups", **point) -> xr.DataArray | None:
+    """``ds[name]`` at ``point`` (by label), or None where the cube predates prompt groups."""
+    if name not in ds:
+        return None
+    return ds[name].sel(point)
+
+
+def zero_predictor_risk(risk: xr.DataArray) -> float:
+    """E y_q², the zero predictor's risk, read as least squares' (or any learner's that predicts 0 without
+    examples) Monte-Carlo risk at position 0, where no example is seen."""
+    return float(risk.isel(position=0).mean())
 
 
 def has(cube: xr.Dataset, **coords) -> bool:
@@ -59,14 +246,64 @@ def has(cube: xr.Dataset, **coords) -> bool:
     return all(dim in cube.coords and value in cube[dim].values for dim, value in coords.items())
 
 
-def difference(a: Estimate, b: Estimate) -> Estimate:
-    """a − b of two independent estimates (half-widths added in quadrature)."""
-    return Estimate(a.value - b.value, math.hypot(a.half_width, b.half_width))
+def region(relation: str, margin: float) -> tuple[float, float, bool, bool]:
+    """The region of m − e where ``relation`` holds: (low end, high end, low end included, high end included)."""
+    return {
+        "≈": (-margin, margin, True, True),
+        "<": (-math.inf, -margin, False, False),
+        ">": (margin, math.inf, False, False),
+        "≤": (-math.inf, margin, False, True),
+        "≥": (-margin, math.inf, True, False),
+    }[relation]
 
 
-def with_sem(value: float, sem: float) -> Estimate:
-    """A Monte-Carlo estimate with standard error ``sem`` (a theory's integral over designs)."""
-    return Estimate(float(value), intervals.quantile(1, LEVEL) * float(sem))
+def decide(relation: str, margin: float, low: float, high: float) -> str:
+    """``holds`` when [low, high] lies inside the relation's region, ``fails`` when it misses it."""
+    start, end, start_in, end_in = region(relation, margin)
+    above_start = low >= start if start_in else low > start
+    below_end = high <= end if end_in else high < end
+    if above_start and below_end:
+        return "holds"
+    misses = (high < start if start_in else high <= start) or (low > end if end_in else low >= end)
+    return "fails" if misses else "inconclusive"
+
+
+def distance_to_decide(relation: str, margin: float, value: float) -> float:
+    """How far the interval's half-width may reach around ``value`` for the verdict ``value`` points to: inside
+    the region, the distance to its nearest end; outside, the distance to the region."""
+    start, end, _, _ = region(relation, margin)
+    if start <= value <= end:
+        return min(value - start, end - value)
+    return start - value if value < start else value - end
+
+
+def seeds_needed(difference: Estimate, relation: str, margin: float, level: float = LEVEL) -> str:
+    """Training seeds with which the claim is decided with probability ``POWER`` if the truth is the estimate
+    and the spread between seeds the measured one: the smallest S ≥ 2 whose interval, widened by the power's
+    quantile, fits within the distance to decide. Where the Monte-Carlo part alone does not fit, the
+    factor of prompts it would need instead."""
+    if difference.seeds == 1:
+        return "unknown: 1 seed has no spread"
+    distance = distance_to_decide(relation, margin, difference.value)
+    if distance <= 0:
+        return "none: the estimate sits on the region's edge"
+    tails = 2 if relation == "≈" else 1  # an equivalence must clear both ends: each may miss with half the risk
+    power_level = 1 - 2 * (1 - POWER) / tails  # two-sided level of the power's quantile (one-sided 0.84 at 80%)
+    if difference.replicates is not None:  # seeds and prompts resampled together: as if all were seed spread
+        spread = float(np.std(difference.replicates, ddof=1)) * math.sqrt(difference.seeds)
+        q = intervals.quantile(1, level) + intervals.quantile(1, power_level)
+        return f"~{max(2, math.ceil((q * spread / distance) ** 2))} (bootstrap, as if all seed spread)"
+    mc_part = (intervals.quantile(1, level) + intervals.quantile(1, power_level)) * difference.mc_se
+    if mc_part >= distance:  # seeds cannot shrink the Monte-Carlo part: it needs more prompts
+        return f"none: the Monte-Carlo error alone is too large (~{math.ceil((mc_part / distance) ** 2)}× the prompts)"
+    if difference.seeds == 0:
+        return "—"
+    sd = difference.seed_se * math.sqrt(difference.seeds)  # spread of one seed's value
+    for s in range(2, MAX_SEEDS + 1):
+        q = intervals.quantile(s, level) + intervals.quantile(s, power_level)  # Student-t: the spread is estimated
+        if math.hypot(q * sd / math.sqrt(s), mc_part) <= distance:
+            return str(s)
+    return f"> {MAX_SEEDS}"
 
 
 @dataclass(frozen=True)
@@ -76,29 +313,35 @@ class Claim:
     measured: Estimate
     relation: str
     expected: Estimate
-    basis: str  # where the tolerance comes from
-    slack: float = 0.0  # a term the theory itself leaves (stated in basis)
+    basis: str  # what the interval is made of
+    margin: float = 0.0
+    margin_source: str = ""  # where the margin comes from (required for ≈ and any non-zero margin)
+    notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. a censored best count
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
             raise ValueError(f"relation {self.relation!r}: allowed {', '.join(RELATIONS)}")
+        if self.margin < 0 or not math.isfinite(self.margin):
+            raise ValueError(f"{self.claim}: margin {self.margin!r} must be finite and ≥ 0")
+        if (self.relation == "≈" or self.margin > 0) and not self.margin_source:
+            raise ValueError(f"{self.claim}: a margin needs its source (margin_source)")
 
     @property
-    def tolerance(self) -> float:
-        return math.hypot(self.measured.half_width, self.expected.half_width) + self.slack
+    def difference(self) -> Estimate:
+        return difference(self.measured, self.expected)
 
     @property
-    def holds(self) -> bool:
-        m, e, t = self.measured.value, self.expected.value, self.tolerance
-        return {
-            "≈": abs(m - e) <= t,
-            "<": m < e - t,
-            ">": m > e + t,
-            "≤": m <= e + t,
-            "≥": m >= e - t,
-        }[self.relation]
+    def verdict(self) -> str:
+        d = self.difference
+        if d.seeds == 1:
+            return "inconclusive"
+        return decide(self.relation, self.margin, *d.interval())
 
     def row(self, experiment: str) -> dict:
+        d = self.difference
+        low, high = d.interval()
+        needed = seeds_needed(d, self.relation, self.margin) if self.verdict == "inconclusive" else ""
+        notes = ("1 seed",) * (d.seeds == 1) + self.notes
         return {
             "experiment": experiment,
             "claim": self.claim,
@@ -106,52 +349,61 @@ class Claim:
             "measured": self.measured.value,
             "relation": self.relation,
             "expected": self.expected.value,
-            "tolerance": self.tolerance,
-            "holds": "yes" if self.holds else "no",
-            "basis": self.basis,
+            "difference": d.value,
+            "low": low,
+            "high": high,
+            "margin": self.margin,
+            "margin_source": self.margin_source or "—",
+            "verdict": self.verdict,
+            "seeds": d.seeds,
+            "seeds_needed": needed,
+            "basis": "; ".join((self.basis,) + notes),
         }
 
 
-def experiment_claims(name: str, cube: xr.Dataset) -> list[Claim]:
-    """The claims of experiment ``name`` that its cube can check (none where its config ran too little)."""
-    path = experiments.claims_file(name)
-    if not path.is_file():
-        raise UsageError(f"experiment {name!r} has no claims ({path} missing)")
-    found = importlib.import_module(f"iclab.experiments.{name}.claims").claims(cube)
-    if not isinstance(found, list) or not all(isinstance(c, Claim) for c in found):
-        raise ExperimentError(f"{path}: claims(cube) must return a list of Claim")
-    return found
-
-
-def claims_table(cubes: dict[str, xr.Dataset]) -> pd.DataFrame:
-    """One row per claim of every experiment in ``cubes`` (name → cube), in the given order."""
-    rows = [claim.row(name) for name, cube in cubes.items() for claim in experiment_claims(name, cube)]
+def claims_table(claims: Mapping[str, list[Claim]]) -> pd.DataFrame:
+    """One row per claim of every experiment (name → its claims), in the given order."""
+    rows = [claim.row(name) for name, found in claims.items() for claim in found]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def summary(table: pd.DataFrame) -> str:
+    """'N claims: a hold, b fail, c inconclusive (95% intervals)'."""
+    counts = {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+    return (
+        f"{len(table)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
+        f"inconclusive ({LEVEL:.0%} intervals of measured − expected)."
+    )
+
+
+NUMBERS = ("measured", "expected", "difference", "low", "high", "margin")
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    for column in NUMBERS:
+        out[column] = [f"{v:.4g}" for v in out[column]]
+    return out
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown, numbers to 4 significant digits, with a count of the claims that hold."""
-    shown = table.copy()
-    for column in ("measured", "expected", "tolerance"):
-        shown[column] = [f"{v:.4g}" for v in shown[column]]
-    held = int((table["holds"] == "yes").sum())
-    summary = f"{held} of {len(table)} claims hold (tolerances at {LEVEL:.0%})."
-    return summary + "\n\n" + shown.to_markdown(index=False) + "\n"
+    """The table as Markdown, numbers to 4 significant digits, after the count of each verdict."""
+    return summary(table) + "\n\n" + shown(table).to_markdown(index=False) + "\n"
+
+
+COLOURS = {"fails": "background: #fde2e2", "inconclusive": "background: #fff4d6", "holds": ""}
 
 
 def html(table: pd.DataFrame) -> str:
-    """The table as a standalone HTML page (what the Snakemake report shows), rows that fail in red."""
-    shown = table.copy()
-    for column in ("measured", "expected", "tolerance"):
-        shown[column] = [f"{v:.4g}" for v in shown[column]]
-    body = shown.style.hide(axis="index").apply(
-        lambda row: ["background: #fde2e2" if row["holds"] == "no" else ""] * len(row), axis=1
+    """The table as a standalone HTML page (what the Snakemake report shows): failing rows red, inconclusive
+    ones yellow."""
+    body = shown(table).style.hide(axis="index").apply(
+        lambda row: [COLOURS[row["verdict"]]] * len(row), axis=1
     ).to_html()
-    held = int((table["holds"] == "yes").sum())
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>iclab claims</title><style>"
         "body{font-family:sans-serif;font-size:13px}td,th{padding:3px 6px;border-bottom:1px solid #ddd}</style>"
-        f"</head><body><p>{held} of {len(table)} claims hold (tolerances at {LEVEL:.0%}).</p>{body}</body></html>\n"
+        f"</head><body><p>{summary(table)}</p>{body}</body></html>\n"
     )
 
 

@@ -3,7 +3,9 @@ an experiment's theory from its specs, data sets and trained weights.
 
 All learners see the same prompts, so differences between them are paired. Each learner predicts
 once (per seed); the evaluation cube holds, per learner, seed and position k, the mean squared
-error over prompts (``risk``) and its Monte-Carlo standard error (``risk_sem``); ``query_risk`` is
+error over prompts (``risk``), its Monte-Carlo standard error (``risk_sem``) and its means over
+``intervals.PROMPT_GROUPS`` groups of prompts (``risk_groups``, batch means: claims pair learners and
+positions on the same prompts with them); ``query_risk`` is
 the risk at the final query, and the experiment's ``derived`` variables come from the same
 predictions. Baselines do not depend on the training seed: their values repeat along ``seed``, and
 a setting without trained models (baselines and theory only) has no ``seed`` dimension.
@@ -22,7 +24,7 @@ import xarray as xr
 from iclab.baselines import BASELINES, Predictor
 from iclab.cubes import combine
 from iclab.experiments.base import Evaluation, Experiment, Setting, TheoryInputs
-from iclab.intervals import mean_and_sem
+from iclab.intervals import group_means, mean_and_sem
 from iclab.models import numpy_predictor
 from iclab.tasks import Batch
 from iclab.trained import TrainedModel
@@ -42,10 +44,14 @@ def predict(predictor: Predictor, batch: Batch, max_points: int | None = None) -
     return out
 
 
+def bin_means(errors: np.ndarray, bins: list[tuple[int, int]]) -> np.ndarray:
+    """Per prompt the mean of ``errors`` (B, K) over each bin's positions: (B, n_bins)."""
+    return np.stack([errors[:, lo : hi + 1].mean(axis=1) for lo, hi in bins], axis=1)
+
+
 def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """Per prompt the mean of ``errors`` (B, K) over each bin's positions, then mean and sem: (n_bins,) each."""
-    per_prompt = np.stack([errors[:, lo : hi + 1].mean(axis=1) for lo, hi in bins], axis=1)  # (B, n_bins)
-    return mean_and_sem(per_prompt)
+    return mean_and_sem(bin_means(errors, bins))
 
 
 def all_predictions(
@@ -93,19 +99,32 @@ def with_sweep_coords(ds: xr.Dataset, setting: Setting) -> xr.Dataset:
     return ds.expand_dims({dim: [value] for dim, value in setting.coords.items()})
 
 
-def fill(errors: dict, shape: tuple[int, ...], stats) -> tuple[np.ndarray, np.ndarray]:
-    """Arrays (learner, seed, ...) of ``stats(errors)``; a baseline's (seed None) repeats along seed."""
-    mean, sem = np.full(shape, np.nan), np.full(shape, np.nan)
+def fill(errors: dict, learners_seeds: tuple[int, int], stats) -> tuple[np.ndarray, ...]:
+    """Arrays (learner, seed, ...) of each output of ``stats(errors)``; a baseline's (seed None) repeats along
+    seed."""
+    outputs = None
     for (i, j), values in errors.items():
+        results = stats(values)
+        if outputs is None:
+            outputs = [np.full(learners_seeds + np.shape(r), np.nan, dtype=np.asarray(r).dtype) for r in results]
         at = (i, slice(None)) if j is None else (i, j)
-        mean[at], sem[at] = stats(values)
-    return mean, sem
+        for out, result in zip(outputs, results):
+            out[at] = result
+    return tuple(outputs)
+
+
+def prompt_stats(per_prompt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and sem over prompts of per-prompt values (B, ...), and their means over groups of prompts (float32,
+    groups last: (..., G)), from which claims pair learners and positions on the same prompts."""
+    mean, sem = mean_and_sem(per_prompt)
+    return mean, sem, np.moveaxis(group_means(per_prompt), 0, -1).astype(np.float32)
 
 
 def risk_dataset(errors: dict, learners: list[str], n_trained: int, seeds: list[int], k: int) -> xr.Dataset:
-    risk, sem = fill(errors, (len(learners), len(seeds), k), mean_and_sem)
+    risk, sem, groups = fill(errors, (len(learners), len(seeds)), prompt_stats)
+    dims = ("learner", "seed", "position")
     ds = xr.Dataset(
-        {"risk": (("learner", "seed", "position"), risk), "risk_sem": (("learner", "seed", "position"), sem)},
+        {"risk": (dims, risk), "risk_sem": (dims, sem), "risk_groups": ((*dims, "prompt_group"), groups)},
         coords={
             "learner": learners,
             "learner_kind": ("learner", ["trained"] * n_trained + ["baseline"] * (len(learners) - n_trained)),
@@ -120,10 +139,10 @@ def risk_dataset(errors: dict, learners: list[str], n_trained: int, seeds: list[
 
 def binned_dataset(errors: dict, learners: list[str], seeds: list[int], bins: list[tuple[int, int]]) -> xr.Dataset:
     """``binned_risk`` and its sem per learner, seed and bin of positions [bin_first, bin_last]."""
-    risk, sem = fill(errors, (len(learners), len(seeds), len(bins)), lambda e: binned_stats(e, bins))
+    risk, sem, groups = fill(errors, (len(learners), len(seeds)), lambda e: prompt_stats(bin_means(e, bins)))
     dims = ("learner", "seed", "position_bin")
     return xr.Dataset(
-        {"binned_risk": (dims, risk), "binned_risk_sem": (dims, sem)},
+        {"binned_risk": (dims, risk), "binned_risk_sem": (dims, sem), "binned_risk_groups": ((*dims, "prompt_group"), groups)},
         coords={
             "learner": learners,
             "seed": seeds,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 LEVEL = 0.95
+PROMPT_GROUPS = 32  # batch means: the evaluation prompts in this many contiguous groups (paired comparisons)
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_LEVEL = 0.90
 
@@ -31,6 +32,16 @@ BOOTSTRAP_LEVEL = 0.90
 def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean over prompts (axis 0) and its standard error; NaN where a prompt has NaN."""
     return samples.mean(axis=0), samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
+
+
+def group_means(samples: np.ndarray, groups: int = PROMPT_GROUPS) -> np.ndarray:
+    """Means of ``samples`` (B, ...) over ``groups`` contiguous groups of prompts (axis 0): (groups, ...).
+
+    Batch means: prompts are i.i.d., so the group means are too, and any statistic that is linear in the
+    prompts (a difference of two learners, of two positions, a mean over positions) has the s.e. of its
+    group means' mean, sd/√G, with the correlations between learners and positions kept. Groups differ in
+    size by at most one prompt; with fewer prompts than groups, each prompt is a group."""
+    return np.stack([part.mean(axis=0) for part in np.array_split(samples, min(groups, len(samples)))])
 
 
 def quantile(n_seeds: int, level: float = LEVEL) -> float:

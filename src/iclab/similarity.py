@@ -11,6 +11,7 @@ two stacks at once and returns an (M, N) matrix, vectorised over prompts, positi
   methods' vectors, averaged over prompts and prefixes.
 - Best match (their Def. 3.4): for each method of the first stack, the entry of the second with the
   highest similarity.
+Similarities of Errors are also given per group of prompts, from which claims bootstrap their intervals.
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ def errors_similarity(a: np.ndarray, b: np.ndarray, ys: np.ndarray) -> np.ndarra
     ra = np.asarray(a, dtype=np.float64) - ys  # (M, B, K)
     rb = np.asarray(b, dtype=np.float64) - ys  # (N, B, K)
     return _mean_cosine(np.einsum("mbk,nbk->mnb", ra, rb), np.linalg.norm(ra, axis=-1), np.linalg.norm(rb, axis=-1))
+
+
+def errors_similarity_groups(a: np.ndarray, b: np.ndarray, ys: np.ndarray, groups: int) -> np.ndarray:
+    """Similarity of Errors within each of ``groups`` contiguous groups of prompts (as ``intervals.group_means``
+    splits them): (M, B, K), (N, B, K), ys (B, K) → (M, N, G), for intervals by resampling groups of prompts."""
+    return np.stack([
+        errors_similarity(a[:, part], b[:, part], ys[part])
+        for part in np.array_split(np.arange(ys.shape[0]), min(groups, ys.shape[0]))
+    ], axis=-1)
 
 
 def weights_similarity(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:

@@ -109,6 +109,20 @@ def claims_code(name: str) -> list[Path]:
     return code_closure(f"{__name__}.{name}.claims", (__name__, "iclab.claims", "iclab.intervals"))
 
 
+def claims(name: str, cube) -> list:
+    """The claims of experiment ``name`` that its cube can check (``iclab.claims.Claim``s; none where its config
+    ran too little), from the package's ``claims.py``."""
+    from iclab.claims import Claim
+
+    path = claims_file(name)
+    if not path.is_file():
+        raise UsageError(f"experiment {name!r} has no claims ({path} missing)")
+    found = importlib.import_module(f"{__name__}.{name}.claims").claims(cube)
+    if not isinstance(found, list) or not all(isinstance(c, Claim) for c in found):
+        raise ExperimentError(f"{path}: claims(cube) must return a list of Claim")
+    return found
+
+
 def product_function(name: str, product: str):
     """The ``figure(cube, png)`` or ``table(cube, stem)`` function of experiment ``name``."""
     if name not in product_names(product):

@@ -50,15 +50,18 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
 
 def final_query_theory(inputs: TheoryInputs, names: tuple[str, ...] = THEORY) -> xr.Dataset:
     """The named references at the final query (n = K − 1) of the evaluation task, among the GD-β optimum
-    (closed form), the LSA class's optimum (exact risk minimised numerically) and the Bayes risk (Monte Carlo)."""
+    (closed form), the LSA class's optimum (exact risk minimised numerically), the Bayes risk (Monte Carlo) and
+    the zero predictor's (GD-β's closed form at β₀ = 0, Γ = 0: E y_q²)."""
     setting = final_query_setting(inputs.setting.eval_task)
 
     def bayes() -> tuple[float, float]:
         estimate = closed_form.bayes_risk(**{k: v for k, v in setting.items() if k != "beta_star"})  # free of β*
         return estimate.mean, estimate.sem
 
+    d = len(setting["beta_star"])
     compute = {  # name → (risk, its Monte-Carlo standard error)
         "gd_beta_optimum": lambda: (closed_form.gd_beta_optimum(**setting).risk, 0.0),
+        "zero": lambda: (closed_form.gd_beta_risk(np.zeros(d), np.zeros((d, d)), **setting), 0.0),  # β₀ = 0, Γ = 0
         "lsa_optimum": lambda: (closed_form.lsa_class_optimum(**setting).risk, 0.0),
         "bayes": bayes,
     }

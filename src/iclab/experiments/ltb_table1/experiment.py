@@ -35,5 +35,5 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     return points
 
 
-theory = partial(final_query_theory, names=("gd_beta_optimum", "bayes"))
+theory = partial(final_query_theory, names=("gd_beta_optimum", "bayes", "zero"))
 EXPERIMENT = Experiment(name="ltb_table1", sweep=sweep, theory=theory, products=("table",))

@@ -1,9 +1,9 @@
 """Claims of Zhang, Wu, Bartlett 2024, Figure 1, on the ltb_training cube: where training ends."""
 
-from iclab.claims import Claim, has, over_seeds, with_sem
+from iclab.claims import REACHES, REACHES_SOURCE, Claim, has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Figure 1"
-BASIS = "95% band of the last snapshot's risk (seeds, evaluation prompts); closed-form optimum (exact)"
+BASIS = "last snapshot's risk per seed (t) and on its prompts (normal); closed-form optimum"
 
 
 def claims(cube):
@@ -14,17 +14,15 @@ def claims(cube):
     def final(learner: str):
         return over_seeds(at.training_risk.sel(trained=learner), at.training_risk_sem.sel(trained=learner))
 
-    def optimum(theory: str):
-        return with_sem(at.theory_risk.sel(theory=theory), at.theory_risk_sem.sel(theory=theory))
-
+    optimum = with_sem(at.theory_risk.sel(theory="gd_beta_optimum"), at.theory_risk_sem.sel(theory="gd_beta_optimum"))
     where = f"‖β*‖ = {top:g}, step {step}"
     rows = [
-        Claim(f"{name} training ends at the GD-β optimum ({where})", SOURCE, final(learner), "≈",
-              optimum("gd_beta_optimum"), BASIS)
+        Claim(f"{name} training ends at the GD-β optimum ({where})", SOURCE, final(learner), "≈", optimum, BASIS,
+              REACHES * optimum.value, REACHES_SOURCE)
         for learner, name in (("ltb", "LTB"), ("gd_beta", "GD-β"))
         if has(at, trained=learner)
     ]
     if has(at, trained="lsa") and top > 0:
-        rows.append(Claim(f"LSA training ends above the GD-β optimum ({where})", SOURCE, final("lsa"), ">",
-                          optimum("gd_beta_optimum"), BASIS))
+        rows.append(Claim(f"LSA training ends above the GD-β optimum ({where})", SOURCE, final("lsa"), ">", optimum,
+                          BASIS))
     return rows

@@ -20,7 +20,8 @@ from iclab.experiments.base import Evaluation, Experiment
 from iclab.experiments.probe_layers.experiment import CHUNK, PROBED, check_gd_lr, pad_layers, sweep
 from iclab.models import numpy_layer_states, numpy_query_layer_states
 from iclab.probing import apply_readouts, fit_readouts
-from iclab.similarity import errors_similarity, induced_weights, weights_similarity
+from iclab.intervals import PROMPT_GROUPS
+from iclab.similarity import errors_similarity, errors_similarity_groups, induced_weights, weights_similarity
 
 
 def algorithm_weights(xs: np.ndarray, ys: np.ndarray, options: dict) -> dict[str, np.ndarray]:
@@ -40,7 +41,8 @@ def fresh_queries(evaluation: Evaluation, n_prompts: int) -> np.ndarray:
 
 
 def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries: np.ndarray) -> dict[str, np.ndarray]:
-    """One trained model's layers (and output) against every algorithm: name → (L+1, J) or (1, J)."""
+    """One trained model's layers (and output) against every algorithm: name → (L+1, J) or (J,), and the
+    Similarities of Errors per group of prompts: (L+1, J, G) or (J, G)."""
     batch, fit, w = evaluation.batch, evaluation.data["probe"], len(queries)
     states = numpy_layer_states(model.module, CHUNK)
     readouts = fit_readouts(states(fit.xs, fit.ys), fit.ys)  # (L+1, E+1)
@@ -54,6 +56,8 @@ def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries:
         out[f"soe_{name}"] = errors_similarity(layers, predictions, batch.ys)
         out[f"siw_{name}"] = weights_similarity(layer_weights, weights[:, :w])
         out[f"output_soe_{name}"] = errors_similarity(own, predictions, batch.ys)[0]
+        out[f"soe_{name}_groups"] = errors_similarity_groups(layers, predictions, batch.ys, PROMPT_GROUPS)
+        out[f"output_soe_{name}_groups"] = errors_similarity_groups(own, predictions, batch.ys, PROMPT_GROUPS)[0]
     return out
 
 
@@ -75,6 +79,12 @@ def derived(evaluation: Evaluation) -> xr.Dataset:
             data[f"{measure}_{name}"] = ((PROBED, "seed", "layer", *grid), values if grid else values[..., 0])
         output = np.stack([np.stack([s[f"output_soe_{name}"] for s in seeds]) for seeds in per_model])  # (P, S, J)
         data[f"output_soe_{name}"] = ((PROBED, "seed", *grid), output if grid else output[..., 0])
+        groups = pad_layers([np.stack([s[f"soe_{name}_groups"] for s in seeds]) for seeds in per_model])
+        data[f"soe_{name}_groups"] = ((PROBED, "seed", "layer", *grid, "prompt_group"),
+                                      groups if grid else groups[..., 0, :])
+        output = np.stack([np.stack([s[f"output_soe_{name}_groups"] for s in seeds]) for seeds in per_model])
+        data[f"output_soe_{name}_groups"] = ((PROBED, "seed", *grid, "prompt_group"),
+                                             output if grid else output[..., 0, :])  # (P, S, J, G)
     return xr.Dataset(
         data,
         coords={
