@@ -279,9 +279,9 @@ def distance_to_decide(relation: str, margin: float, value: float) -> float:
 
 def seeds_needed(difference: Estimate, relation: str, margin: float, level: float = LEVEL) -> str:
     """Training seeds with which the claim is decided with probability ``POWER`` if the truth is the estimate
-    and the spread between seeds the measured one: the smallest S ≥ 2 whose interval, widened by the power's
-    quantile, fits within the distance to decide. Where the Monte-Carlo part alone does not fit, the
-    factor of prompts it would need instead."""
+    and the spread between seeds the measured one: the smallest S ≥ 2 with ``decision_probability`` ≥ POWER.
+    Where the Monte-Carlo part alone cannot fit (its interval, widened by the power's normal quantile, reaches
+    past the region's edge), the factor of prompts it would need instead."""
     if difference.seeds == 1:
         return "unknown: 1 seed has no spread"
     distance = distance_to_decide(relation, margin, difference.value)
@@ -299,11 +299,31 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     if difference.seeds == 0:
         return "—"
     sd = difference.seed_se * math.sqrt(difference.seeds)  # spread of one seed's value
+    start, end, _, _ = region(relation, margin)
     for s in range(2, MAX_SEEDS + 1):
-        q = intervals.quantile(s, level) + intervals.quantile(s, power_level)  # Student-t: the spread is estimated
-        if math.hypot(q * sd / math.sqrt(s), mc_part) <= distance:
+        if decision_probability(s, difference.value, sd, difference.mc_se, start, end, level) >= POWER:
             return str(s)
     return f"> {MAX_SEEDS}"
+
+
+def decision_probability(
+    s: int, truth: float, sd: float, mc_se: float, start: float, end: float, level: float = LEVEL, grid: int = 400
+) -> float:
+    """Probability that S seeds decide the claim the way ``truth`` points (inside [start, end]: holds; outside:
+    fails), when each seed's value has spread ``sd`` and the mean a Monte-Carlo error ``mc_se``: the mean is
+    N(truth, sd²/S + mc_se²) and the seed spread's estimate sd·√(χ²_{S−1}/(S−1)) independent of it, averaged
+    over ``grid`` quantiles of the χ²."""
+    from scipy import special
+
+    chi2 = special.chdtri(s - 1, (np.arange(grid) + 0.5) / grid) / (s - 1)  # (grid,) quantiles of χ²/(S − 1)
+    half = np.hypot(intervals.quantile(s, level) * sd * np.sqrt(chi2 / s), intervals.quantile(1, level) * mc_se)
+    spread = math.sqrt(sd**2 / s + mc_se**2)
+    cdf = lambda x: special.ndtr((x - truth) / spread)  # noqa: E731: P(mean ≤ x)
+    if start <= truth <= end:  # holds: start + half ≤ mean ≤ end − half
+        probability = np.clip(cdf(end - half) - cdf(start + half), 0, 1)
+    else:  # fails: the interval beyond the region on truth's side
+        probability = cdf(start - half) if truth < start else 1 - cdf(end + half)
+    return float(np.mean(probability))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,17 @@ def relative(cube, case: str, learner: str):
                       case, None if groups is None else groups / zero)
 
 
+def at_query(cube, case: str, learner: str):
+    """Risk at the final query over the zero predictor's there (the two-layer net is fitted at a few lengths
+    only, the final one among them)."""
+    at = cube.sel(case=case)
+    last = int(at.position.max())
+    zero = at.query_risk.sel(learner="zero").mean("seed")
+    groups = groups_at(at, learner=learner, position=last)
+    return over_seeds(at.query_risk.sel(learner=learner) / zero, at.query_risk_sem.sel(learner=learner) / zero,
+                      case, None if groups is None else groups / zero)
+
+
 def varied(cube, held: str, varies: str) -> tuple[str, str] | None:
     """The cases with the smallest and largest ``varies`` at the value of ``held`` that has most cases."""
     values = [int(v) for v in cube[held].values]
@@ -47,6 +58,17 @@ def claims(cube):
             rows += [
                 Claim(f"the pretrained {learner} beats kernel ridge at the largest d ({high}, {bins})", SOURCE,
                       relative(cube, high, learner), "<", relative(cube, high, "krr"), BASIS)
+                for learner in pretrained
+            ]
+        if has(cube, learner="two_layer_net"):
+            n_star = f"n* = {int(cube.position.max())}"
+            rows.append(Claim(f"a two-layer net trained on the test prompt degrades as d grows ({high} against {low}, "
+                              f"{n_star})", SOURCE, at_query(cube, high, "two_layer_net"), ">",
+                              at_query(cube, low, "two_layer_net"), BASIS))
+            rows += [
+                Claim(f"the pretrained {learner} beats the two-layer net on the test prompt at the largest d ({high}, "
+                      f"{n_star})", SOURCE, at_query(cube, high, learner), "<", at_query(cube, high, "two_layer_net"),
+                      BASIS)
                 for learner in pretrained
             ]
     if over_r and has(cube, learner="two_stage"):
