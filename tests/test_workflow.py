@@ -402,8 +402,8 @@ def test_claims_table_lists_every_experiment_with_a_verdict_its_interval_support
     mc = cube.mc_risk.sel(predictor="gd_beta_optimum") / cube.mc_risk.sel(predictor="bayes")
     assert row["measured"] == pytest.approx(float(mc))
     counts = {v: int((table.verdict == v).sum()) for v in ("holds", "fails", "inconclusive")}
-    summary = f"{len(table)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} inconclusive"
-    assert summary in (finished_run / "results/tables/claims.md").read_text()
+    summary = f"{len(table)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
+    assert summary + "inconclusive" in (finished_run / "results/tables/claims.md").read_text()
 
 
 @pytest.mark.e2e

@@ -19,8 +19,8 @@ component only, and the Monte-Carlo error of the evaluation prompts (known, not 
 quantile. Two estimates on the same evaluation prompts have correlated errors: where the cube stores their
 means over groups of prompts (``risk_groups``, batch means), the difference is paired prompt by prompt and its
 Monte-Carlo s.e. is that of the groups' differences (Student-t over the groups); where it does not, it is
-bounded by the sum of theirs (Cauchy–Schwarz). On different prompt sets it is the two in quadrature. At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%:
-an ordering that is not there holds in at most 2.5% of runs, and so does an equivalence at the margin's edge.
+bounded by the sum of theirs (Cauchy–Schwarz). On different prompt sets it is the two in quadrature.
+At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%: an ordering that is not there holds in at most 2.5% of runs, and so does an equivalence at the margin's edge.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from iclab.atomic import write_text
 LEVEL = intervals.LEVEL  # the level of the bands drawn in the figures
 POWER = 0.8  # "seeds needed": the seeds that decide the claim with this probability if the truth is the estimate
 MAX_SEEDS = 10_000  # beyond this, seeds alone do not decide the claim
+BOOTSTRAP_RESAMPLES = 1000  # of similarities and best counts (prompt groups and seeds)
 # iclab's margins where a paper says "reaches", "near" or "does not depend on" without a number (stated, never
 # taken from the measured value):
 REACHES = 0.05  # "reaches a limit" at finite size: within 5% of the limit (the ±5% band figure ltb_gap draws)
@@ -168,16 +169,20 @@ def batch_means_se(groups: np.ndarray) -> float:
     return float(np.std(groups, ddof=1) / np.sqrt(g) * intervals.quantile(g) / intervals.quantile(1))
 
 
+def replicates_of(e: Estimate) -> np.ndarray:
+    """Bootstrap replicates of ``e`` (an exact value: itself in every replicate)."""
+    return np.full(BOOTSTRAP_RESAMPLES, e.value) if e.replicates is None else np.array(e.replicates)
+
+
 def difference(a: Estimate, b: Estimate) -> Estimate:
     """a − b, paired seed by seed, and prompt by prompt (batch means) where both have groups of the same prompts;
     a difference with an exact value keeps the other side's groups. Bootstrapped values are differenced
     replicate by replicate (the same draws of seeds and prompt groups)."""
     per_seed, trained = _paired(a, b, lambda x, y: x - y)
     if a.replicates is not None or b.replicates is not None:
-        shift = lambda e: np.full(BOOTSTRAP_RESAMPLES, e.value) if e.replicates is None else np.array(e.replicates)  # noqa: E731
         if any(e.replicates is None and (e.mc_se or e.seeds) for e in (a, b)):
             raise ValueError("a bootstrapped value is compared with bootstrapped or exact values only")
-        return Estimate(per_seed, 0.0, trained, replicates=tuple(shift(a) - shift(b)))
+        return Estimate(per_seed, 0.0, trained, replicates=tuple(replicates_of(a) - replicates_of(b)))
     if a.groups is not None and b.groups is not None and same_prompts(a, b) and len(a.groups) == len(b.groups):
         groups = np.subtract(a.groups, b.groups)
         return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups))
@@ -186,9 +191,6 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
             groups = None if side.groups is None else tuple(sign * (np.array(side.groups) - other.value))
             return Estimate(per_seed, side.mc_se, trained, side.prompts, groups)
     return Estimate(per_seed, mc_difference_se(a, b), trained)
-
-
-BOOTSTRAP_RESAMPLES = 1000
 
 
 def bootstrapped(groups: xr.DataArray, statistic, seed_dim: str = "seed") -> Estimate:

@@ -142,7 +142,11 @@ def binned_dataset(errors: dict, learners: list[str], seeds: list[int], bins: li
     risk, sem, groups = fill(errors, (len(learners), len(seeds)), lambda e: prompt_stats(bin_means(e, bins)))
     dims = ("learner", "seed", "position_bin")
     return xr.Dataset(
-        {"binned_risk": (dims, risk), "binned_risk_sem": (dims, sem), "binned_risk_groups": ((*dims, "prompt_group"), groups)},
+        {
+            "binned_risk": (dims, risk),
+            "binned_risk_sem": (dims, sem),
+            "binned_risk_groups": ((*dims, "prompt_group"), groups),
+        },
         coords={
             "learner": learners,
             "seed": seeds,

@@ -19,7 +19,8 @@ def similarity(cube: xr.Dataset, name: str, **point) -> tuple[xr.DataArray, xr.D
     values = cube[name].sel(point)
     groups = cube[f"{name}_groups"].sel(point) if f"{name}_groups" in cube else None
     if len(values.dims) == 1:  # seed only: online GD, least squares
-        values, groups = values.expand_dims(grid=[0], axis=-1), None if groups is None else groups.expand_dims(grid=[0], axis=-2)
+        values = values.expand_dims(grid=[0], axis=-1)
+        groups = None if groups is None else groups.expand_dims(grid=[0], axis=-2)
     return values, groups
 
 

@@ -30,7 +30,8 @@ def claims(cube):
         rows.append(Claim(
             f"on new random covariances the trained LSA's predictions approach x_qᵀKΛ_new w as the limit model's do "
             f"(relative distance at M = {m}, panel b)", SOURCE, over_seeds(at.prediction_gap.sel(position=m)), "≈",
-            limit_gap, "relative distance per seed (t; its evaluation-prompt error is not stored); the limit model's, exact", WITHIN * limit_gap.value,
+            limit_gap, "relative distance per seed (t; its evaluation-prompt error is not stored); the limit "
+            "model's, exact", WITHIN * limit_gap.value,
             f"the {WITHIN:.0%} of Theorem 8's claim on u₋₁U₁₁"))
         early = min(n, m)
         rows.append(Claim(f"the trained LSA's prediction distance to the limit falls with M (M = {m} against "

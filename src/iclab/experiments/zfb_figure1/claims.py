@@ -19,7 +19,8 @@ def claims(cube):
     def error(test: str, position: int, train: str = "fixed"):
         point = {"train": train, "test": test, "position": position, "learner": "gpt2"}
         groups = groups_at(at, **point)
-        return over_seeds(at.risk.sel(point) / d, at.risk_sem.sel(point) / d, test, None if groups is None else groups / d)
+        groups = None if groups is None else groups / d
+        return over_seeds(at.risk.sel(point) / d, at.risk_sem.sel(point) / d, test, groups)
 
     rows = []
     if has(cube, learner="zero"):
