@@ -209,8 +209,7 @@ def bootstrapped(groups: xr.DataArray, statistic, seed_dim: str = "seed") -> Est
     resampled = np.nanmean(data[..., group_draws], axis=-1)  # (S, ..., R)
     per_draw = statistic(np.moveaxis(resampled, -1, 1))  # (S, R): each seed's statistic on each draw of groups
     replicates = per_draw[seed_draws, np.arange(BOOTSTRAP_RESAMPLES)[:, None]].mean(axis=1)  # (R,)
-    trained = s > 1 or seed_dim in groups.dims
-    return Estimate(tuple(float(v) for v in per_seed), 0.0, trained, replicates=tuple(float(v) for v in replicates))
+    return Estimate(tuple(float(v) for v in per_seed), 0.0, True, replicates=tuple(float(v) for v in replicates))
 
 
 def ratio(a: Estimate, b: Estimate) -> Estimate:
