@@ -1,11 +1,11 @@
-"""Risks pooled over bins of prompt positions (evaluate.binned_stats, experiments.base.log_position_bins)."""
+"""Risks pooled over bins of prompt positions (evaluate.bin_means, experiments.base.log_position_bins)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from iclab.evaluate import binned_stats
+from iclab.evaluate import bin_means
 from iclab.intervals import mean_and_sem
 from iclab.experiments.base import log_position_bins
 
@@ -21,6 +21,11 @@ def test_log_position_bins_partition_the_positions_into_doublings(first, last, p
     assert len(bins) <= math.ceil(math.log2(last / first) * per_octave) + 1
     with pytest.raises(ValueError, match="first=9, last=4"):
         log_position_bins(9, 4, per_octave)
+
+
+def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """What the evaluation stores per bin: the mean and sem over prompts of each prompt's bin mean."""
+    return mean_and_sem(bin_means(errors, bins))
 
 
 def test_binned_stats_average_each_prompt_over_the_bin_before_the_prompts():

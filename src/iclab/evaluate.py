@@ -49,11 +49,6 @@ def bin_means(errors: np.ndarray, bins: list[tuple[int, int]]) -> np.ndarray:
     return np.stack([errors[:, lo : hi + 1].mean(axis=1) for lo, hi in bins], axis=1)
 
 
-def binned_stats(errors: np.ndarray, bins: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per prompt the mean of ``errors`` (B, K) over each bin's positions, then mean and sem: (n_bins,) each."""
-    return mean_and_sem(bin_means(errors, bins))
-
-
 def all_predictions(
     setting: Setting, batch: Batch, models: dict[tuple[str, int], TrainedModel], chunk_size: int
 ) -> dict[tuple[str, int | None], np.ndarray]:
