@@ -109,7 +109,8 @@ def test_similarity_of_errors_per_group_of_prompts_averages_to_the_whole():
 
     rng = np.random.default_rng(5)
     a, b, ys = rng.normal(size=(3, 40, 6)), rng.normal(size=(2, 40, 6)), rng.normal(size=(40, 6))
-    groups = errors_similarity_groups(a, b, ys, 8)  # 8 groups of 5 prompts
+    whole, groups = errors_similarity_groups(a, b, ys, 8)  # 8 groups of 5 prompts
     assert groups.shape == (3, 2, 8)
+    np.testing.assert_allclose(whole, errors_similarity(a, b, ys), rtol=1e-12)
     np.testing.assert_allclose(groups.mean(axis=-1), errors_similarity(a, b, ys), rtol=1e-12)
     np.testing.assert_allclose(groups[..., 0], errors_similarity(a[:, :5], b[:, :5], ys[:5]), rtol=1e-12)

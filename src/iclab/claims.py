@@ -20,7 +20,8 @@ quantile. Two estimates on the same evaluation prompts have correlated errors: w
 means over groups of prompts (``risk_groups``, batch means), the difference is paired prompt by prompt and its
 Monte-Carlo s.e. is that of the groups' differences (Student-t over the groups); where it does not, it is
 bounded by the sum of theirs (Cauchy–Schwarz). On different prompt sets it is the two in quadrature.
-At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%: an ordering that is not there holds in at most 2.5% of runs, and so does an equivalence at the margin's edge.
+At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%: an ordering that is not there holds
+in at most 2.5% of runs, and so does an equivalence at the margin's edge.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -347,11 +349,11 @@ class Claim:
         if (self.relation == "≈" or self.margin > 0) and not self.margin_source:
             raise ValueError(f"{self.claim}: a margin needs its source (margin_source)")
 
-    @property
+    @cached_property
     def difference(self) -> Estimate:
         return difference(self.measured, self.expected)
 
-    @property
+    @cached_property
     def verdict(self) -> str:
         d = self.difference
         if d.seeds == 1:

@@ -24,18 +24,26 @@ def errors_similarity(a: np.ndarray, b: np.ndarray, ys: np.ndarray) -> np.ndarra
 
     A prompt on which either residual vector is zero has no angle; it is left out of that pair's mean.
     """
+    cosines, defined = _error_cosines(a, b, ys)
+    return cosines.sum(axis=-1) / defined.sum(axis=-1)
+
+
+def errors_similarity_groups(a: np.ndarray, b: np.ndarray, ys: np.ndarray, groups: int) -> tuple[np.ndarray, ...]:
+    """Similarity of Errors over all prompts, (M, N), and within each of ``groups`` contiguous groups of prompts
+    (as ``intervals.group_means`` splits them), (M, N, G), for intervals by resampling groups of prompts; the
+    per-prompt cosines are computed once for both."""
+    cosines, defined = _error_cosines(a, b, ys)
+    parts = np.array_split(np.arange(ys.shape[0]), min(groups, ys.shape[0]))
+    per_group = [cosines[..., part].sum(axis=-1) / defined[..., part].sum(axis=-1) for part in parts]
+    return cosines.sum(axis=-1) / defined.sum(axis=-1), np.stack(per_group, axis=-1)
+
+
+def _error_cosines(a: np.ndarray, b: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per prompt the cosine between every pair of residual vectors, 0 where undefined, and where it is defined:
+    (M, B, K), (N, B, K), ys (B, K) → (M, N, B) each."""
     ra = np.asarray(a, dtype=np.float64) - ys  # (M, B, K)
     rb = np.asarray(b, dtype=np.float64) - ys  # (N, B, K)
-    return _mean_cosine(np.einsum("mbk,nbk->mnb", ra, rb), np.linalg.norm(ra, axis=-1), np.linalg.norm(rb, axis=-1))
-
-
-def errors_similarity_groups(a: np.ndarray, b: np.ndarray, ys: np.ndarray, groups: int) -> np.ndarray:
-    """Similarity of Errors within each of ``groups`` contiguous groups of prompts (as ``intervals.group_means``
-    splits them): (M, B, K), (N, B, K), ys (B, K) → (M, N, G), for intervals by resampling groups of prompts."""
-    return np.stack([
-        errors_similarity(a[:, part], b[:, part], ys[part])
-        for part in np.array_split(np.arange(ys.shape[0]), min(groups, ys.shape[0]))
-    ], axis=-1)
+    return _cosines(np.einsum("mbk,nbk->mnb", ra, rb), np.linalg.norm(ra, axis=-1), np.linalg.norm(rb, axis=-1))
 
 
 def weights_similarity(wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
@@ -74,9 +82,14 @@ def best_match(similarity: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.asarray(grid)[np.argmax(similarity, axis=1)]
 
 
-def _mean_cosine(dots: np.ndarray, norms_a: np.ndarray, norms_b: np.ndarray) -> np.ndarray:
-    """Mean over the last axis of dots/(|a||b|), skipping pairs with a zero vector: (M, N, P) → (M, N)."""
+def _cosines(dots: np.ndarray, norms_a: np.ndarray, norms_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """dots/(|a||b|), 0 for pairs with a zero vector, and where it is defined: (M, N, P) each."""
     scale = norms_a[:, None] * norms_b[None, :]  # (M, N, P)
     defined = scale > 0
-    cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=defined)
+    return np.divide(dots, scale, out=np.zeros_like(dots), where=defined), defined
+
+
+def _mean_cosine(dots: np.ndarray, norms_a: np.ndarray, norms_b: np.ndarray) -> np.ndarray:
+    """Mean over the last axis of dots/(|a||b|), skipping pairs with a zero vector: (M, N, P) → (M, N)."""
+    cosines, defined = _cosines(dots, norms_a, norms_b)
     return cosines.sum(axis=-1) / defined.sum(axis=-1)

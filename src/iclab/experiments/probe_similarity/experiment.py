@@ -21,7 +21,7 @@ from iclab.experiments.probe_layers.experiment import CHUNK, PROBED, check_gd_lr
 from iclab.models import numpy_layer_states, numpy_query_layer_states
 from iclab.probing import apply_readouts, fit_readouts
 from iclab.intervals import PROMPT_GROUPS
-from iclab.similarity import errors_similarity, errors_similarity_groups, induced_weights, weights_similarity
+from iclab.similarity import errors_similarity_groups, induced_weights, weights_similarity
 
 
 def algorithm_weights(xs: np.ndarray, ys: np.ndarray, options: dict) -> dict[str, np.ndarray]:
@@ -53,11 +53,12 @@ def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries:
     out = {}
     for name, weights in algorithms.items():
         predictions = estimators.predict_linear(batch.xs, weights)  # (J, B, K)
-        out[f"soe_{name}"] = errors_similarity(layers, predictions, batch.ys)
+        out[f"soe_{name}"], out[f"soe_{name}_groups"] = errors_similarity_groups(
+            layers, predictions, batch.ys, PROMPT_GROUPS
+        )
         out[f"siw_{name}"] = weights_similarity(layer_weights, weights[:, :w])
-        out[f"output_soe_{name}"] = errors_similarity(own, predictions, batch.ys)[0]
-        out[f"soe_{name}_groups"] = errors_similarity_groups(layers, predictions, batch.ys, PROMPT_GROUPS)
-        out[f"output_soe_{name}_groups"] = errors_similarity_groups(own, predictions, batch.ys, PROMPT_GROUPS)[0]
+        output, output_groups = errors_similarity_groups(own, predictions, batch.ys, PROMPT_GROUPS)
+        out[f"output_soe_{name}"], out[f"output_soe_{name}_groups"] = output[0], output_groups[0]
     return out
 
 
