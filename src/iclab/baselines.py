@@ -1,7 +1,8 @@
 """Baselines: predictors built from a task spec (and, for some, options a sweep point gives in its
 ``analysis["baseline_options"]``), under the learner contract ``(xs (B, K, d), ys (B, K)) -> ys_hat (B, K)``:
 closed forms for linear tasks, the test-prompt-only learners of ``iclab.prompt_only`` (tuned on
-held-out prompts of the task), and the teacher-feature attention of mean-field tasks."""
+held-out prompts of the task), the teacher-feature attention of mean-field tasks and the known-basis posterior mean
+of nonparametric tasks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import torch
 from iclab import estimators, prompt_only, theory
 from iclab.models.mean_field import optimal_gamma
 from iclab.models.prompts import bilinear_readout, context_means
-from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, batch_generator
+from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, NonparametricTask, batch_generator
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -89,6 +90,22 @@ def teacher_attention(task: MeanFieldTask) -> Predictor:
     return predict
 
 
+def basis_bayes(task: NonparametricTask) -> Predictor:
+    """The Bayes posterior mean that knows the basis f° and the prior (Kim, Nakamaki, Suzuki 2024's tasks): Bayesian
+    linear regression on the features f°(x) with prior β ~ N(0, diag λ) and noise σ (ridge on the true features
+    with penalty σ²λ_j⁻¹ on coefficient j)."""
+    if not isinstance(task, NonparametricTask):
+        raise ValueError("the basis_bayes baseline needs a nonparametric task")
+    psi, sigma = np.diag(task.variances), max(task.sigma, NOISELESS_SIGMA)
+    zero = np.zeros(task.n_basis)
+
+    def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        features = task.features(torch.as_tensor(xs)).numpy()  # (B, K, J)
+        return estimators.bayes(features, ys, beta_star=zero, psi=psi, sigma=sigma)
+
+    return predict
+
+
 BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "bayes": bayes,
     "gd_beta_optimal": gd_beta_optimal,
@@ -101,4 +118,5 @@ BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "two_layer_net": prompt_only.two_layer_net,
     "random_features_ridge": prompt_only.random_features_ridge,
     "teacher_attention": teacher_attention,
+    "basis_bayes": basis_bayes,
 }

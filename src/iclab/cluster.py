@@ -108,6 +108,10 @@ def model_size(job: dict[str, Any]) -> Size:
         return two_stage_size(model["width"], d, n, train)
     if name == "mean_field":  # M particles (a ∈ R^k, w ∈ R^d)
         return dense_size(model["width"] * (d + model["k"]), train["batch_size"] * n, train["steps"], model["width"])
+    if name == "feature_attention":  # the MLP φ on every point (d → width → … → N), then Γ (N × N)
+        w, depth, features = model["width"], model["depth"], model["features"]
+        parameters = d * w + (depth - 1) * w**2 + w * features + features**2
+        return dense_size(parameters, train["batch_size"] * n, train["steps"], w * depth)
     # lsa, ltb, gd_beta: (d+1)×(d+1) matrices acting on every token
     return dense_size(2 * (d + 1) ** 2, train["batch_size"] * (n + 1), train["steps"], 4 * (d + 1))
 

@@ -19,7 +19,7 @@ from iclab.jobs import DataJob, TrainJob
 # Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of one spec trains in one
 # job. Other models (GPT-2, LSTM, the two-stage fits) train in a job each, so that adding a seed retrains none of
 # the others.
-GROUPED_MODELS = ("lsa", "ltb", "gd_beta", "mean_field")
+GROUPED_MODELS = ("lsa", "ltb", "gd_beta", "mean_field", "feature_attention")
 
 
 @dataclass

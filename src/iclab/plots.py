@@ -35,6 +35,8 @@ LEARNER_LABELS = {
     "modified": "modified: static + birth–death + perturbation (trained)",
     "teacher_attention": "teacher features f°, Γ* (oracle; the class optimum when k = k°)",
     "random_features_ridge": "ridge on random features (test prompt only)",
+    "feature_attention": "MLP features + linear attention (pretrained)",
+    "basis_bayes": "Bayes posterior mean, known basis f° (oracle)",
 }
 
 

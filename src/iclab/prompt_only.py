@@ -75,7 +75,7 @@ def random_features_grid(xs: np.ndarray, ys: np.ndarray, width: int, seed: int =
     return np.concatenate(out, axis=1)
 
 
-def krr_grid(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+def krr_grid(xs: np.ndarray, ys: np.ndarray, bandwidths: tuple[float, ...] = KRR_BANDWIDTHS) -> np.ndarray:
     """Predictions for every (bandwidth, penalty) of the grid: (G, B, K), bandwidth-major.
     The distances are computed once per chunk and the kernel once per bandwidth."""
     out = []
@@ -83,7 +83,7 @@ def krr_grid(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         x, y = torch.as_tensor(xs[start : start + KERNEL_CHUNK]), torch.as_tensor(ys[start : start + KERNEL_CHUNK])
         sq_distances = torch.cdist(x, x) ** 2  # (c, K, K)
         predictions = []
-        for bandwidth in KRR_BANDWIDTHS:
+        for bandwidth in bandwidths:
             gram = rbf_gram(sq_distances, bandwidth, x.shape[-1])
             predictions += [krr_prefix_from_gram(gram, y, penalty) for penalty in KRR_PENALTIES]
         out.append(torch.stack(predictions).numpy())
@@ -163,8 +163,11 @@ def net_positions(n_points: int) -> list[int]:
     return sorted(set(powers) | {n_points - 1})
 
 
-def krr(task: Any):
-    return tuned_predictor(task, krr_grid, "krr")
+def krr(task: Any, bandwidths: list[float] | None = None):
+    """Kernel ridge tuned on held-out prompts over ``bandwidths`` (h²/d; default ``KRR_BANDWIDTHS``, for x ~ N(0, I_d))
+    and ``KRR_PENALTIES``."""
+    grid = KRR_BANDWIDTHS if bandwidths is None else tuple(bandwidths)
+    return tuned_predictor(task, lambda xs, ys: krr_grid(xs, ys, grid), "krr")
 
 
 def two_layer_net(task: Any):

@@ -1,7 +1,8 @@
 """Fitters, registered by model name: the config class of a model's ``train`` section and the
 function that fits it.
 
-- ``sgd``: gradient steps on fresh prompts (LSA, LTB, GD-β, GPT-2, LSTM).
+- ``sgd``: gradient steps on fresh prompts or a finite pretraining set (LSA, LTB, GD-β, GPT-2, LSTM, the
+  feature-map attention of Kim, Nakamaki, Suzuki).
 - ``two_stage``: the two-stage algorithm of Oko, Song, Suzuki, Wu 2024 (one gradient step, then ridge).
 - ``mean_field``: the particle dynamics of Kim & Suzuki 2024 (attention, static, modified).
 """
@@ -25,6 +26,7 @@ FITTERS: dict[str, Fitter] = {
     "lstm": SGD,
     "two_stage": TWO_STAGE,
     "mean_field": MEAN_FIELD,
+    "feature_attention": SGD,
 }
 
 

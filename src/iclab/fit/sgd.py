@@ -1,5 +1,5 @@
 """The fitter of every model trained by gradient steps: fresh batches that are pure functions of
-(seed, step), Adam or SGD, checkpoints with optimizer and RNG state, resume, divergence checks,
+(seed, step) (or batches drawn from a finite pretraining set, a pure function of (seed, T)), Adam or SGD, checkpoints with optimizer and RNG state, resume, divergence checks,
 progress lines. Its record in the model cube: the loss curve and the parameter snapshots.
 """
 
@@ -21,7 +21,7 @@ from iclab.config import schema_default
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.models import build_model, default_device
 from iclab.progress import Progress
-from iclab.tasks import Task, task_from_dict, train_batch
+from iclab.tasks import Batch, Task, pretraining_batch, pretraining_set, task_from_dict, train_batch
 
 log = logging.getLogger("iclab.fit.sgd")
 
@@ -40,6 +40,7 @@ class TrainConfig:
     curriculum: dict[str, Any] | None = (
         None  # Garg et al.: {"dims": [start, step], "points": [start, step], "every": n}
     )
+    pretraining_prompts: int | None = None  # T: batches drawn from T fixed prompts (many epochs), not fresh ones
 
 
 def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]:
@@ -50,6 +51,15 @@ def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]
     stage = step // cfg.curriculum["every"]
     (dims, dims_step), (points, points_step) = cfg.curriculum["dims"], cfg.curriculum["points"]
     return min(task.d, dims + stage * dims_step), min(task.n_points, points + stage * points_step)
+
+
+def batch_at(cfg: TrainConfig, task: Task, seed: int, step: int, pool: Batch | None) -> Batch:
+    """Training batch number ``step``: fresh prompts (with the curriculum's dimensions and points), or prompts of
+    the finite pretraining set ``pool``."""
+    if pool is not None:
+        return pretraining_batch(pool, seed, step, cfg.batch_size)
+    dims, points = curriculum_stage(cfg, task, step)
+    return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=points)
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
@@ -140,10 +150,10 @@ def train(
         log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
     elif due(cfg.snapshot_every, 0, cfg.steps):
         snapshots.take(0, model)
+    pool = None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
     progress = Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps")
     for step in range(start, cfg.steps):
-        dims, points = curriculum_stage(cfg, task, step)
-        batch = train_batch(task, job.seed, step, cfg.batch_size, active_dims=dims, n_points=points)
+        batch = batch_at(cfg, task, job.seed, step, pool)
         xs, ys = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
         lr = learning_rate(cfg, step)
         for group in optimizer.param_groups:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclab.models.feature_attention import FeatureAttention
 from iclab.models.linear import GDBeta, LinearSelfAttention, LinearTransformerBlock
 from iclab.models.lstm import LSTMLearner
 from iclab.models.mean_field import MeanFieldTransformer
@@ -36,6 +37,7 @@ MODEL_BUILDERS: dict[str, Callable[..., nn.Module]] = {
     "lstm": LSTMLearner,
     "two_stage": two_stage,
     "mean_field": MeanFieldTransformer,
+    "feature_attention": FeatureAttention,
 }
 MODEL_NAMES = tuple(MODEL_BUILDERS)
 

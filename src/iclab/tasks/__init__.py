@@ -6,6 +6,8 @@
 - ``single_index``: single-index tasks in a low-dimensional subspace (Oko, Song, Suzuki, Wu 2024).
 - ``mean_field``: linear tasks over a teacher network's nonlinear features, and nonlinear test tasks
   (Kim & Suzuki 2024).
+- ``nonparametric``: random combinations of a fixed orthonormal basis with decaying coefficients (Kim,
+  Nakamaki, Suzuki 2024).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from iclab.tasks.base import (
     GAMMA_STREAM,
     HOLDOUT_STREAM,
     INIT_STREAM,
+    PRETRAINING_STREAM,
     PROBE_STREAM,
     STAGE1_STREAM,
     STAGE2_STREAM,
@@ -27,13 +30,19 @@ from iclab.tasks.base import (
     Task,
     batch_generator,
     eval_set,
+    pretraining_batch,
+    pretraining_set,
     train_batch,
 )
 from iclab.tasks.linear import LinearTask
 from iclab.tasks.mean_field import MeanFieldTask
+from iclab.tasks.nonparametric import NonparametricTask
 from iclab.tasks.single_index import SingleIndexTask
 
-FAMILIES: dict[str, type] = {"linear": LinearTask, "single_index": SingleIndexTask, "mean_field": MeanFieldTask}
+FAMILIES: dict[str, type] = {
+    "linear": LinearTask, "single_index": SingleIndexTask, "mean_field": MeanFieldTask,
+    "nonparametric": NonparametricTask,
+}
 
 
 def task_from_dict(spec: dict[str, Any]) -> Task:
@@ -52,6 +61,7 @@ __all__ = [
     "FAMILIES",
     "HOLDOUT_STREAM",
     "INIT_STREAM",
+    "PRETRAINING_STREAM",
     "PROBE_STREAM",
     "STAGE1_STREAM",
     "STAGE2_STREAM",
@@ -59,10 +69,13 @@ __all__ = [
     "Batch",
     "LinearTask",
     "MeanFieldTask",
+    "NonparametricTask",
     "SingleIndexTask",
     "Task",
     "batch_generator",
     "eval_set",
+    "pretraining_batch",
+    "pretraining_set",
     "task_from_dict",
     "train_batch",
 ]

@@ -25,6 +25,7 @@ PROBE_STREAM = 6  # extra data sets of a sweep point (e.g. prompts that fit per-
 QUERY_STREAM = 7  # a second extra data set (e.g. fresh queries for induced weights), independent of ``probe``
 GAMMA_STREAM = 8  # mean-field transformer: prompts of the closed-form Γ at snapshots and at the end
 BIRTH_DEATH_STREAM = 9  # mean-field transformer: the draws of the birth–death step and the perturbation
+PRETRAINING_STREAM = 10  # a finite set of pretraining prompts (Kim, Nakamaki, Suzuki 2024's T tasks)
 
 # Data sets a sweep point can ask for, by the stream their prompts come from.
 DATA_STREAMS = {"eval": EVAL_STREAM, "probe": PROBE_STREAM, "queries": QUERY_STREAM}
@@ -66,6 +67,31 @@ def train_batch(
     batch = task.sample(batch_size, gen, dtype=torch.float32, active_dims=active_dims)
     k = task.n_points if n_points is None else n_points
     return Batch(xs=batch.xs[:, :k], ys=batch.ys[:, :k], betas=batch.betas, covariances=batch.covariances)
+
+
+PRETRAINING_BLOCK = 256  # prompts per generator of a pretraining set
+
+
+def pretraining_set(task: Task, seed: int, n_prompts: int) -> Batch:
+    """The finite pretraining set of ``n_prompts`` prompts (float32), a pure function of (task, seed, n_prompts),
+    drawn in blocks of ``PRETRAINING_BLOCK`` prompts: a smaller set is the first prompts of a larger one."""
+    blocks = [
+        task.sample(PRETRAINING_BLOCK, batch_generator(seed, PRETRAINING_STREAM, i), dtype=torch.float32)
+        for i in range(-(-n_prompts // PRETRAINING_BLOCK))
+    ]
+    return Batch(
+        xs=np.concatenate([b.xs for b in blocks])[:n_prompts],
+        ys=np.concatenate([b.ys for b in blocks])[:n_prompts],
+        betas=np.concatenate([b.betas for b in blocks])[:n_prompts],
+        covariances=np.concatenate([b.covariances for b in blocks])[:n_prompts],
+    )
+
+
+def pretraining_batch(pool: Batch, seed: int, step: int, batch_size: int) -> Batch:
+    """Training batch number ``step`` drawn from a finite pretraining set (with replacement): depends only on its
+    arguments."""
+    rows = torch.randint(len(pool.ys), (batch_size,), generator=batch_generator(seed, TRAIN_STREAM, step)).numpy()
+    return Batch(xs=pool.xs[rows], ys=pool.ys[rows], betas=pool.betas[rows], covariances=pool.covariances[rows])
 
 
 def eval_set(task: Task, seed: int, n_prompts: int, stream: int = EVAL_STREAM) -> Batch:

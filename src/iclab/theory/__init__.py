@@ -4,6 +4,8 @@
   exact risk and optimum, Bayes risk.
 - ``lsa``: Zhang, Frei, Bartlett 2024 — LSA gradient flow, its limit, test error under shifts.
 - ``mean_field``: Kim & Suzuki 2024 — the two-timescale objective, the misaligned floor, principal angles.
+- ``nonparametric``: Kim, Nakamaki, Suzuki 2024 — the known-basis Bayes risk, the linear-attention risk with the
+  true features and its optimal Γ, the rate exponent, the features' residual and principal angles.
 """
 
 from iclab.theory.linear_block import (

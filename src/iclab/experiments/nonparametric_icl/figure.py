@@ -1,0 +1,112 @@
+"""Figure ``nonparametric_icl`` (Kim, Nakamaki, Suzuki 2024; Suzuki's 2024 talk). (a) the excess risk against the
+number of context examples, per pretraining-set size T, with the known-basis references and kernel ridge, slopes
+fitted over the last octaves; (b) the risk on new tasks and on the pretraining tasks against T (the memorisation
+gap); (c) how well span φ covers the basis against T. Bands: 95% over seeds and evaluation prompts."""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+
+from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
+from iclab.intervals import band
+from iclab.plots import LEARNER_LABELS, save, theme
+
+def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
+    noise = float(cube.noise_variance.isel(pretraining_tasks=0))
+    centres = bin_centres(cube.bin_first.values, cube.bin_last.values)
+    mask = fit_bins(cube, fit_from)
+    colors = plt.cm.viridis(np.linspace(0.0, 0.85, cube.sizes["pretraining_tasks"]))
+    model = str(cube.learner.values[0])
+    for color, t in zip(colors, cube.pretraining_tasks.values):
+        at = cube.sel(pretraining_tasks=t, learner=model)
+        values = at.binned_risk.transpose("position_bin", "seed").values - noise  # (bins, S)
+        mean, lo, hi = band(values, at.binned_risk_sem.transpose("position_bin", "seed").values)
+        slope = fitted_slope(centres[mask], mean[mask])
+        ax.plot(centres, mean, "o-", color=color, ms=3, label=f"pretrained, T = {t} (slope {slope:.2f})")
+        ax.fill_between(centres, np.maximum(lo, mean / 10), hi, color=color, alpha=0.2, linewidth=0)
+    first = cube.isel(pretraining_tasks=0)
+    for name, style in (("krr", dict(color="0.35", ls="--")), ("basis_bayes", dict(color="k", ls="none", marker="x"))):
+        if name in cube.learner.values:
+            excess = first.binned_risk.sel(learner=name).isel(seed=0).values - noise
+            label = f"{LEARNER_LABELS[name]} (slope {fitted_slope(centres[mask], excess[mask]):.2f})"
+            ax.plot(centres, excess, label=label, **style)
+    positions = first.position.values[1:]
+    bayes = first.bayes_risk.values[1:] - noise
+    ax.plot(positions, bayes, color="k", lw=1.2, label="theory: Bayes risk with the known basis")
+    ax.plot(positions, first.attention_optimum_risk.values[1:] - noise, color="k", ls=":", lw=1,
+            label="theory: attention on f°, optimal Γ per n")
+    ax.plot(positions, first.single_gamma_risk.values[1:] - noise, color="tab:red", ls=":", lw=1,
+            label="theory: attention on f°, one Γ for every n")
+    exponent = float(first.rate_exponent)
+    anchor = positions >= fit_from
+    scale = bayes[anchor][0] / positions[anchor][0] ** exponent
+    ax.plot(positions[anchor], scale * positions[anchor] ** exponent, color="tab:orange", lw=2, alpha=0.6,
+            label=f"rate n^({exponent:.2f}) = n^(−2s/(2s+1))")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    signal = float(first.bayes_risk.isel(position=0)) - noise  # E F² = the zero predictor's excess risk
+    ax.set_ylim(bayes.min() / 2, 10 * signal)  # a model far above the zero predictor leaves the panel
+    ax.set_xlabel("context examples n")
+    ax.set_ylabel("excess risk E(ŷ − y)² − σ²")
+    ax.set_title("(a) risk on new tasks against n, per pretraining-set size T")
+    ax.legend(fontsize=6.5)
+
+
+def memorisation_panel(ax, cube: xr.Dataset) -> None:
+    t = cube.pretraining_tasks.values
+    model = str(cube.learner.values[0])
+    last = cube.isel(position_bin=-1)
+    new = last.binned_risk.sel(learner=model).transpose("pretraining_tasks", "seed")
+    new_sem = last.binned_risk_sem.sel(learner=model).transpose("pretraining_tasks", "seed")
+    pre = cube.pretraining_risk.transpose("pretraining_tasks", "seed")
+    pre_sem = cube.pretraining_risk_sem.fillna(0).transpose("pretraining_tasks", "seed")
+    for values, sems, color, label in ((new, new_sem, "tab:blue", "new tasks"),
+                                       (pre, pre_sem, "tab:red", "its pretraining tasks (memorisation)")):
+        mean, lo, hi = band(values.values, sems.values)
+        ax.plot(t, mean, "o-", color=color, label=label)
+        ax.fill_between(t, np.maximum(lo, mean / 10), hi, color=color, alpha=0.2, linewidth=0)  # cut on a log axis
+    span = f"n = {int(last.bin_first)}–{int(last.bin_last)}"
+    noise = float(cube.noise_variance.isel(pretraining_tasks=0))
+    bayes = float(cube.bayes_risk.isel(pretraining_tasks=0).sel(position=slice(int(last.bin_first), None)).mean())
+    ax.axhline(bayes, color="k", lw=1, label="theory: Bayes risk, known basis")
+    ax.axhline(noise, color="0.5", ls="--", lw=1, label="noise σ²")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pretraining tasks T")
+    ax.set_ylabel(f"risk E(ŷ − y)² over {span}")
+    ax.set_title("(b) small T: memorisation; large T: generalisation")
+    ax.legend(fontsize=7)
+
+
+def coverage_panel(ax, cube: xr.Dataset) -> None:
+    t = cube.pretraining_tasks.values
+    mean, lo, hi = band(cube.feature_residual.transpose("pretraining_tasks", "seed").values)
+    ax.plot(t, mean, "o-", color="tab:green", label="share of f° outside span φ (prior-weighted)")
+    ax.fill_between(t, np.maximum(lo, mean / 10), hi, color="tab:green", alpha=0.2, linewidth=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pretraining tasks T")
+    ax.set_ylabel("Σλⱼ‖P⊥fⱼ‖² / Σλⱼ", color="tab:green")
+    twin = ax.twinx()
+    mean, lo, hi = band(cube.principal_angle.transpose("pretraining_tasks", "seed").values)
+    twin.plot(t, mean, "s--", color="tab:purple")
+    twin.fill_between(t, lo, hi, color="tab:purple", alpha=0.15, linewidth=0)
+    twin.set_ylabel("largest principal angle to the leading fⱼ° (degrees)", color="tab:purple")
+    twin.set_ylim(0, 90)
+    ax.set_title("(c) how well the pretrained features span the basis")
+    ax.legend(fontsize=7, loc="upper right")
+
+
+def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
+    theme()
+    fig, axes = plt.subplots(1, 3, figsize=(17.5, 5.2))
+    excess_panel(axes[0], cube, int(cube.fit_from.isel(pretraining_tasks=0)))
+    memorisation_panel(axes[1], cube)
+    coverage_panel(axes[2], cube)
+    fig.suptitle("Nonparametric ICL (Kim, Nakamaki, Suzuki 2024): pretraining learns the basis; rates in n and T")
+    fig.tight_layout()
+    save(fig, png)
