@@ -5,8 +5,12 @@ pretraining set as a pure function of (seed, T), and the feature-map attention u
 import numpy as np
 import pytest
 import torch
+import yaml
+from conftest import REPO
 
 from iclab.baselines import basis_bayes
+from iclab.errors import ExperimentError
+from iclab.experiments import experiment
 from iclab.experiments.nonparametric_icl.rates import fitted_slope
 from iclab.models import build_model
 from iclab.models.prompts import bilinear_readout, context_means
@@ -157,3 +161,17 @@ def test_feature_attention_follows_the_learner_contract():
     changed = ys.clone()
     changed[:, 4:] += 100.0
     torch.testing.assert_close(model(xs, changed).detach()[:, :5], full[:, :5])  # no position sees its own label
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"n_basis": 99}, "nonparametric_icl: nonparametric task: n_basis 99 exceeds the 48 basis functions"),
+        ({"angle_functions": 40}, r"angle_functions \(40\) must be at most features \(8\) and n_basis \(32\)"),
+        ({"fit_from": 20}, r"fit_from \(20\) must be at most n/2 \(16\)"),
+    ],
+)
+def test_inconsistent_keys_are_refused_when_planning_by_name(change, message):
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())["experiments"]["nonparametric_icl"] | change
+    with pytest.raises(ExperimentError, match=message):
+        experiment("nonparametric_icl").points(cfg)

@@ -213,6 +213,19 @@ def test_every_cube_agrees_with_independent_references(finished_run: Path):
     realisable = cube.sel(case="realisable").query_risk
     assert float(realisable.sel(learner="teacher_attention").mean()) < float(realisable.sel(learner="zero").mean())
 
+    # nonparametric_icl: the zero predictor's risk is the mean y² of the evaluation prompts; the known-basis
+    # posterior mean on those prompts has the theory's Bayes risk (its own average over sampled designs) at every n;
+    # the coverage measures are a share and an angle
+    cube = cube_of(finished_run, "nonparametric_icl")
+    setting = next(iter(build_plan(load(TINY)).settings["nonparametric_icl"].values()))
+    ys = load_data(finished_run / f"results/data/{setting.data['eval']}.nc").ys  # (B, K)
+    at = cube.isel(pretraining_tasks=0)
+    np.testing.assert_allclose(at.risk.sel(learner="zero").isel(seed=0), np.mean(ys**2, axis=0), rtol=1e-12)
+    bayes = at.sel(learner="basis_bayes").isel(seed=0)
+    within(bayes.risk, at.bayes_risk, np.hypot(bayes.risk_sem, at.bayes_risk_sem), "basis_bayes vs Bayes risk")
+    assert ((0 <= cube.feature_residual) & (cube.feature_residual <= 1)).all()
+    assert ((0 <= cube.principal_angle) & (cube.principal_angle <= 90)).all()
+
 
 def drawn_figure(finished_run: Path, name: str, tmp_path: Path, monkeypatch):
     """The matplotlib figure that experiment ``name``'s figure function draws from its tiny cube."""
@@ -264,6 +277,16 @@ def test_slopes_printed_on_figures_are_the_fits_of_the_cube(finished_run: Path, 
     trained = cube.trained_theory_floor.sel(n=ns).mean("seed").values
     expected = f"slope over the last two N: theory {fit(ns, floor):.2f}, trained {fit(ns, trained):.2f}"
     assert expected in texts(drawn_figure(finished_run, "lsa_rates", tmp_path, monkeypatch))
+
+    cube = cube_of(finished_run, "nonparametric_icl")
+    fitted = cube.bin_first.values >= int(cube.fit_from.isel(pretraining_tasks=0))
+    centres = np.sqrt(cube.bin_first.values * cube.bin_last.values)[fitted]
+    excess = cube.binned_risk.isel(position_bin=np.flatnonzero(fitted)) - cube.noise_variance
+    figure = drawn_figure(finished_run, "nonparametric_icl", tmp_path, monkeypatch)
+    legend = " ".join(t.get_text() for t in figure.axes[0].get_legend().get_texts())
+    for t in cube.pretraining_tasks.values:
+        mean = excess.sel(pretraining_tasks=t, learner="feature_attention").mean("seed").values
+        assert f"pretrained, T = {t} (slope {fit(centres, mean):.2f})" in legend
 
 
 @pytest.mark.e2e

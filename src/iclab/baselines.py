@@ -13,7 +13,7 @@ import torch
 
 from iclab import estimators, prompt_only, theory
 from iclab.models.mean_field import optimal_gamma
-from iclab.models.prompts import bilinear_readout, context_means
+from iclab.models.prompts import attention_readout, context_means
 from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, NonparametricTask, batch_generator
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -84,8 +84,7 @@ def teacher_attention(task: MeanFieldTask) -> Predictor:
 
     def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         phi = task.teacher.features(torch.as_tensor(xs))  # (B, K, k)
-        z = context_means(phi, torch.as_tensor(ys))  # (B, K, k)
-        return bilinear_readout(z, gamma, phi).numpy()
+        return attention_readout(phi, torch.as_tensor(ys), gamma).numpy()
 
     return predict
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclab.models.prompts import bilinear_readout, context_means
+from iclab.models.prompts import attention_readout
 
 
 class FeatureAttention(nn.Module):
@@ -33,7 +33,4 @@ class FeatureAttention(nn.Module):
     def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """Predictions (B, K), or (B, 1) for the final query with ``last_only``."""
         phi = self.features(xs)  # (B, K, N)
-        z = context_means(phi, ys)  # (B, K, N)
-        if last_only:
-            z, phi = z[:, -1:], phi[:, -1:]
-        return bilinear_readout(z, self.gamma, phi)
+        return attention_readout(phi, ys, self.gamma, last_only)

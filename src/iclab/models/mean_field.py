@@ -14,7 +14,7 @@ import math
 import torch
 from torch import nn
 
-from iclab.models.prompts import bilinear_readout, context_means
+from iclab.models.prompts import attention_readout
 from iclab.tasks.mean_field import sigmoid_features
 
 
@@ -33,10 +33,7 @@ class MeanFieldTransformer(nn.Module):
     def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """Predictions (B, K), or (B, 1) for the final query with ``last_only``."""
         h = self.features(xs)  # (B, K, k)
-        z = context_means(h, ys)  # (B, K, k)
-        if last_only:
-            z, h = z[:, -1:], h[:, -1:]
-        return bilinear_readout(z, self.gamma, h)
+        return attention_readout(h, ys, self.gamma, last_only)
 
     def final_query_terms(self, xs: torch.Tensor, ys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(z, h(x_q)) at each prompt's final query: (B, k) each."""

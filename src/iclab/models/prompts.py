@@ -3,8 +3,9 @@
 - Garg et al.'s interleaved prompts, for the sequence models (GPT-2, LSTM): tokens x₀, y₀, x₁, y₁, …
   as (x, 0) and (0, y) in R^{d+1}; position k's prediction is read at the token of x_k, which follows
   x₀, y₀, …, y_{k−1} and none of the labels from y_k on.
-- Context means z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ) and the read-out z_kᵀΓφ(x_k), for the
-  feature-then-linear-attention models (two-stage transformer, mean-field transformer)."""
+- Context means z_k = (1/k) Σ_{i<k} yᵢ φ(xᵢ) and the read-out z_kᵀΓφ(x_k) (``attention_readout``), for the
+  feature-then-linear-attention models (two-stage transformer, mean-field transformer, the feature-map attention
+  of Kim, Nakamaki, Suzuki)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,12 @@ def context_means(phi: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
 def bilinear_readout(z: torch.Tensor, gamma: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
     """z_kᵀ Γ φ(x_k) per prompt and position: z (B, K, m), Γ (m, m), φ (B, K, m) → (B, K)."""
     return torch.einsum("bkm,mn,bkn->bk", z, gamma, phi)
+
+
+def attention_readout(phi: torch.Tensor, ys: torch.Tensor, gamma: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+    """ŷ_k = z_kᵀΓφ(x_k) with the context means z_k of features φ (B, K, m), labels ys (B, K), Γ (m, m): (B, K),
+    or (B, 1) for the final query with ``last_only``."""
+    z = context_means(phi, ys)  # (B, K, m)
+    if last_only:
+        z, phi = z[:, -1:], phi[:, -1:]
+    return bilinear_readout(z, gamma, phi)

@@ -82,6 +82,11 @@ def claims(cube):
             f"at T = {large} is below that at T = {small}", f"{SOURCE}, pretraining estimates the bases",
             over_seeds(cube.feature_residual.sel(pretraining_tasks=large)), "<",
             over_seeds(cube.feature_residual.sel(pretraining_tasks=small)), "per seed (t)"))
+        rows.append(Claim(
+            f"(c) the largest principal angle between span φ and the {int(cube.angle_functions.isel(pretraining_tasks=0))} leading basis "
+            f"functions is smaller at T = {large} than at T = {small} (degrees)", f"{SOURCE}, pretraining estimates "
+            "the bases", over_seeds(cube.principal_angle.sel(pretraining_tasks=large)), "<",
+            over_seeds(cube.principal_angle.sel(pretraining_tasks=small)), "per seed (t)"))
     rows.append(Claim(
         f"(c) T = {large}: span φ covers the basis: less than {COVERED:.0%} of the prior's variance of f° lies outside "
         "span φ", f"{SOURCE}, the feature-approximation term", over_seeds(cube.feature_residual.sel(

@@ -55,7 +55,10 @@ def check(cfg: dict[str, Any]) -> None:
             f"nonparametric_icl: fit_from ({cfg['fit_from']}) must be at most n/2 ({cfg['n'] // 2}): the slopes "
             "are fitted over at least two octaves of positions"
         )
-    task_for(cfg)  # n_basis against the basis functions there are, by name
+    try:
+        task_for(cfg)  # n_basis against the basis functions there are
+    except ValueError as error:
+        raise ExperimentError(f"nonparametric_icl: {error}") from None
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
@@ -157,6 +160,7 @@ def theory(inputs: TheoryInputs) -> xr.Dataset:
             "rate_exponent": theory_np.rate_exponent(task.s),
             "noise_variance": task.sigma**2,
             "fit_from": setting.analysis["fit_from"],  # the slopes' first context length (figure and claims)
+            "angle_functions": setting.analysis["angle_functions"],
         },
         coords={"seed": seeds, "position": np.arange(task.n_points)},
     )
