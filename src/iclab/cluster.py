@@ -1,5 +1,6 @@
-"""What a training job asks a cluster for (``profiles/slurm``): a GPU for the sequence models, a runtime and a
-memory scaled to the model and its training, the partition and account named in the environment.
+"""What a training job asks a cluster for (``profiles/slurm``): a GPU for the sequence models (unless
+``$ICLAB_SLURM_GPUS`` is 0: a cluster without GPUs), a runtime and a memory scaled to the model and its training on
+that device, the partition and account named in the environment.
 
 The sizes are estimates from the job's spec, not measurements of the job itself:
 
@@ -24,6 +25,7 @@ ACCELERATED_MODELS = ("gpt2", "lstm")  # sequence models trained by many gradien
 PARTITION_VARIABLE = "ICLAB_SLURM_PARTITION"  # every job's partition (unset: the cluster's default)
 GPU_PARTITION_VARIABLE = "ICLAB_SLURM_GPU_PARTITION"  # jobs that ask for a GPU (unset: PARTITION_VARIABLE's)
 ACCOUNT_VARIABLE = "ICLAB_SLURM_ACCOUNT"  # unset: the executor plugin guesses the account
+GPUS_VARIABLE = "ICLAB_SLURM_GPUS"  # "1" (default): GPT-2 and LSTM jobs ask for a GPU; "0": no job does (a CPU cluster)
 
 # Sustained FLOP/s of one training job. CPU: a quarter of the 7.7e10 that GPT-2 64/3/2 reaches here on 2 threads
 # (benchmarks/results/gpt2.json). GPU: assumed for small models on a data-centre GPU, not measured (no GPU lent).
@@ -116,13 +118,23 @@ def model_size(job: dict[str, Any]) -> Size:
     return dense_size(2 * (d + 1) ** 2, train["batch_size"] * (n + 1), train["steps"], 4 * (d + 1))
 
 
-def gpus(job: dict[str, Any]) -> int:
-    """1 for a GPT-2 or an LSTM, 0 for the linear models and closed-form fits."""
-    return int(job["model"]["name"] in ACCELERATED_MODELS)
+def gpus_allowed(environ: Mapping[str, str]) -> bool:
+    """``$ICLAB_SLURM_GPUS``: "1" or unset, sequence models ask for a GPU; "0", no job does (a cluster without GPUs:
+    they ask for CPUs, and a runtime and memory estimated on a CPU). Anything else is an error naming the variable."""
+    value = environ.get(GPUS_VARIABLE, "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"{GPUS_VARIABLE}={value!r}; allowed: 1 (GPT-2 and LSTM jobs ask for a GPU) or 0 (none does)")
+    return value == "1"
 
 
-def device(job: dict[str, Any]) -> str:
-    return "gpu" if gpus(job) else "cpu"
+def device(job: dict[str, Any], gpus_allowed: bool = True) -> str:
+    """"gpu" for a GPT-2 or an LSTM where GPUs are allowed, "cpu" otherwise."""
+    return "gpu" if gpus_allowed and job["model"]["name"] in ACCELERATED_MODELS else "cpu"
+
+
+def gpus(job: dict[str, Any], gpus_allowed: bool = True) -> int:
+    """1 for a GPT-2 or an LSTM (where GPUs are allowed), 0 for the linear models and closed-form fits."""
+    return int(device(job, gpus_allowed) == "gpu")
 
 
 def estimated_seconds(job: dict[str, Any], on: str) -> float:
@@ -131,11 +143,11 @@ def estimated_seconds(job: dict[str, Any], on: str) -> float:
     return START_UP_S + size.steps * STEP_OVERHEAD_S[on] + size.flops_per_step * size.steps / RATE[on]
 
 
-def priority(job: dict[str, Any]) -> int:
+def priority(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     """The training job's Snakemake priority: its estimated seconds on its device. With more ready jobs than
     cores the longest start first (longest-processing-time scheduling), so that no long job is left to run
     alone at the end; jobs of other rules keep priority 0."""
-    return round(estimated_seconds(job, device(job)))
+    return round(estimated_seconds(job, device(job, gpus_allowed)))
 
 
 def requested_minutes(seconds: float, attempt: int) -> int:
@@ -144,26 +156,26 @@ def requested_minutes(seconds: float, attempt: int) -> int:
     return min(max(minutes, MIN_RUNTIME_MIN), MAX_RUNTIME_MIN)
 
 
-def runtime_minutes(job: dict[str, Any], attempt: int = 1) -> int:
+def runtime_minutes(job: dict[str, Any], attempt: int = 1, gpus_allowed: bool = True) -> int:
     """Wall-clock minutes to ask for: the estimate on the job's device × SAFETY × attempt, capped."""
-    return requested_minutes(estimated_seconds(job, device(job)), attempt)
+    return requested_minutes(estimated_seconds(job, device(job, gpus_allowed)), attempt)
 
 
-def group_seconds(jobs: list[dict[str, Any]]) -> float:
+def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> float:
     """Estimated seconds of one job that trains ``jobs`` (a model group: one spec, several seeds, so one device)
     one after another: one start-up, then each model's training."""
-    on = device(jobs[0])
+    on = device(jobs[0], gpus_allowed)
     return START_UP_S + sum(estimated_seconds(job, on) - START_UP_S for job in jobs)
 
 
-def group_priority(jobs: list[dict[str, Any]]) -> int:
+def group_priority(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> int:
     """``priority`` of a job that trains a model group."""
-    return round(group_seconds(jobs))
+    return round(group_seconds(jobs, gpus_allowed))
 
 
-def group_runtime_minutes(jobs: list[dict[str, Any]], attempt: int = 1) -> int:
+def group_runtime_minutes(jobs: list[dict[str, Any]], attempt: int = 1, gpus_allowed: bool = True) -> int:
     """``runtime_minutes`` of a job that trains a model group."""
-    return requested_minutes(group_seconds(jobs), attempt)
+    return requested_minutes(group_seconds(jobs, gpus_allowed), attempt)
 
 
 def host_bytes(job: dict[str, Any], on: str) -> float:
@@ -174,9 +186,9 @@ def host_bytes(job: dict[str, Any], on: str) -> float:
     return BASE_MEMORY_BYTES + 16 * size.parameters + held
 
 
-def memory_mb(job: dict[str, Any]) -> int:
+def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     """Host memory to ask for (MB): the estimate on the job's device × SAFETY, rounded up to 500 MB."""
-    return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job)) / 1e6 / 500))
+    return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job, gpus_allowed)) / 1e6 / 500))
 
 
 def partition(gpu: int, environ: Mapping[str, str]) -> str | None:

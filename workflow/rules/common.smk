@@ -2,6 +2,7 @@
 
 import os
 import shlex
+import sys
 
 from iclab import cluster, experiments
 from iclab.config import ConfigError, validate
@@ -62,23 +63,29 @@ def group_specs(wildcards):
 # cluster's default partition and the executor plugin's guess of the account).
 SLURM_PARTITION = cluster.partition(0, os.environ)
 SLURM_ACCOUNT = cluster.account(os.environ)
+try:
+    GPUS_ALLOWED = cluster.gpus_allowed(os.environ)  # $ICLAB_SLURM_GPUS=0: a cluster without GPUs
+except ValueError as err:
+    raise WorkflowError(str(err)) from None
+if not GPUS_ALLOWED:
+    print(f"iclab: {cluster.GPUS_VARIABLE}=0: no job asks for a GPU; GPT-2 and LSTM jobs ask for CPUs", file=sys.stderr)
 
 
 def train_gpus(wildcards):
-    return cluster.gpus(group_specs(wildcards)[0])  # a group's models differ in their seed only
+    return cluster.gpus(group_specs(wildcards)[0], GPUS_ALLOWED)  # a group's models differ in their seed only
 
 
 def train_runtime(wildcards, attempt):
     """Minutes; a retried job (--retries) asks for `attempt` times the estimate and resumes from its checkpoints."""
-    return cluster.group_runtime_minutes(group_specs(wildcards), attempt)
+    return cluster.group_runtime_minutes(group_specs(wildcards), attempt, GPUS_ALLOWED)
 
 
 def train_priority(wildcards):
-    return cluster.group_priority(group_specs(wildcards))
+    return cluster.group_priority(group_specs(wildcards), GPUS_ALLOWED)
 
 
 def train_mem_mb(wildcards):
-    return cluster.memory_mb(group_specs(wildcards)[0])  # one model at a time
+    return cluster.memory_mb(group_specs(wildcards)[0], GPUS_ALLOWED)  # one model at a time
 
 
 def train_partition(wildcards):
