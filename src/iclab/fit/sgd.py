@@ -1,6 +1,7 @@
 """The fitter of every model trained by gradient steps: fresh batches that are pure functions of
-(seed, step) (or batches drawn from a finite pretraining set, a pure function of (seed, T)), Adam or SGD, checkpoints with optimizer and RNG state, resume, divergence checks,
-progress lines. Its record in the model cube: the loss curve and the parameter snapshots.
+(seed, step) (or batches drawn from a finite pretraining set, a pure function of (seed, T)), Adam or SGD,
+checkpoints with optimizer and RNG state, resume, divergence checks, progress lines. Its record in the model
+cube: the loss curve and the parameter snapshots.
 """
 
 from __future__ import annotations

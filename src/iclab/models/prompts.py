@@ -57,7 +57,9 @@ def bilinear_readout(z: torch.Tensor, gamma: torch.Tensor, phi: torch.Tensor) ->
     return torch.einsum("bkm,mn,bkn->bk", z, gamma, phi)
 
 
-def attention_readout(phi: torch.Tensor, ys: torch.Tensor, gamma: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+def attention_readout(
+    phi: torch.Tensor, ys: torch.Tensor, gamma: torch.Tensor, last_only: bool = False
+) -> torch.Tensor:
     """ŷ_k = z_kᵀΓφ(x_k) with the context means z_k of features φ (B, K, m), labels ys (B, K), Γ (m, m): (B, K),
     or (B, 1) for the final query with ``last_only``."""
     z = context_means(phi, ys)  # (B, K, m)

@@ -97,4 +97,5 @@ class NonparametricTask:
         xs = torch.rand(b, k, d, generator=gen, dtype=dtype)  # (B, K, d)
         noise = torch.randn(b, k, generator=gen, dtype=dtype)  # (B, K)
         ys = torch.einsum("bkj,bj->bk", self.features(xs), coefficients) + self.sigma * noise
-        return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=np.full((b, d), np.nan), covariances=np.full((b, d), 1 / 12))  # var U[0, 1]
+        variances = np.full((b, d), 1 / 12)  # of U[0, 1]
+        return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=np.full((b, d), np.nan), covariances=variances)

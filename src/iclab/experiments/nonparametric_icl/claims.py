@@ -82,8 +82,9 @@ def claims(cube):
             f"at T = {large} is below that at T = {small}", f"{SOURCE}, pretraining estimates the bases",
             over_seeds(cube.feature_residual.sel(pretraining_tasks=large)), "<",
             over_seeds(cube.feature_residual.sel(pretraining_tasks=small)), "per seed (t)"))
+        leading = int(cube.angle_functions.isel(pretraining_tasks=0))
         rows.append(Claim(
-            f"(c) the largest principal angle between span φ and the {int(cube.angle_functions.isel(pretraining_tasks=0))} leading basis "
+            f"(c) the largest principal angle between span φ and the {leading} leading basis "
             f"functions is smaller at T = {large} than at T = {small} (degrees)", f"{SOURCE}, pretraining estimates "
             "the bases", over_seeds(cube.principal_angle.sel(pretraining_tasks=large)), "<",
             over_seeds(cube.principal_angle.sel(pretraining_tasks=small)), "per seed (t)"))

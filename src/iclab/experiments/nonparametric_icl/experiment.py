@@ -102,11 +102,12 @@ def known_basis_curves(task: NonparametricTask, samples: int) -> dict[str, tuple
     args = (task.variances, task.sigma, m4)
     optimal = [theory_np.attention_risk(theory_np.attention_optimum(max(k, 1), *args), k, *args) for k in range(n + 1)]
     single = theory_np.single_gamma(n, *args)
+    single_risk = [theory_np.attention_risk(single, k, *args) for k in range(n + 1)]
     return {
         "bayes_risk": (("position",), bayes),
         "bayes_risk_sem": (("position",), bayes_sem),
         "attention_optimum_risk": (("position",), np.array(optimal)),
-        "single_gamma_risk": (("position",), np.array([theory_np.attention_risk(single, k, *args) for k in range(n + 1)])),
+        "single_gamma_risk": (("position",), np.array(single_risk)),
     }
 
 
