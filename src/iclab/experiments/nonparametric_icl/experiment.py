@@ -17,6 +17,7 @@ principal angle between span φ and the leading basis functions.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,11 @@ def position_bins(n_points: int) -> list[tuple[int, int]]:
     return log_position_bins(1, n_points - 1, 1)
 
 
+@lru_cache(maxsize=1)
 def known_basis_curves(task: NonparametricTask, samples: int) -> dict[str, tuple]:
     """The theory's curves over context lengths k = 0..n: the Bayes risk (with its Monte-Carlo s.e. over
-    ``samples`` designs), and the attention layer on the true features at Γ_k and at the single best Γ."""
+    ``samples`` designs), and the attention layer on the true features at Γ_k and at the single best Γ. The same for
+    every T (every setting has this task): computed once per theory job."""
     import torch  # here, not at the top: the plan imports every experiment module
 
     gen = torch.Generator().manual_seed(THEORY_SEED)
