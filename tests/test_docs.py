@@ -1,0 +1,40 @@
+"""The front page and the reference in docs/: every relative link and image path resolves, to a file and, where the
+link names one, to a heading of it (GitHub's anchors)."""
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](image)
+TARGET = re.compile(r"^(#|[\w./-]*\.(md|png|svg|pdf|yaml|txt|py)(#|$)|[\w./-]+/$)")  # a page, a file, a folder
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchor of every heading of ``page``: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def test_anchors_follow_githubs_rule():
+    page = REPO / "docs" / "claims.md"
+    assert "the-claims-table" in anchors(page)
+    assert re.sub(r"[^\w\- ]", "", "Claims with three verdicts (2026-11-25, issue 45: x)".lower()).replace(" ", "-") \
+        == "claims-with-three-verdicts-2026-11-25-issue-45-x"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_and_image_resolves(page: Path):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"[a-z]+://|mailto:", target) or not TARGET.match(target):
+            continue  # external (no network at test time), or math such as E[Λ²](E[ΓΛ²])⁻¹
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target} (no file {file})")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            broken.append(f"{target} (no heading #{anchor} in {file.name})")
+    assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
