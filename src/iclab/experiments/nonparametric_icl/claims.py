@@ -4,7 +4,17 @@ set per seed). The factor and the thresholds are iclab's: the talk states rates,
 
 import numpy as np
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, bootstrapped, exact, groups_at, log, over_seeds
+from iclab.claims import (
+    NULL_FRACTION,
+    NULL_SOURCE,
+    Claim,
+    bootstrapped,
+    exact,
+    groups_at,
+    log,
+    over_seeds,
+    zero_predictor_risk,
+)
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 
 SOURCE = "Kim, Nakamaki, Suzuki 2024"
@@ -67,8 +77,7 @@ def claims(cube):
             f"(b) small T = {small}: memorisation: the risk on its pretraining tasks is below the risk on new tasks "
             f"({span}; logs, paired by seed)", f"{SOURCE}, small T: memorization", log(pre(small)), "<",
             log(new(small)), "per seed (t); pretraining and test prompts independent (normal)"))
-        null = NULL_FRACTION * float(cube.risk.sel(learner="zero").isel(position=-1).mean()) \
-            if "zero" in cube.learner.values else NULL_FRACTION * (1 + noise)
+        null = NULL_FRACTION * zero_predictor_risk(cube.risk.sel(learner=model))  # ŷ₀ = 0: its risk there is E y²
         rows.append(Claim(
             f"(b) large T = {large}: generalisation: the risk on its pretraining tasks equals the risk on new tasks "
             f"({span})", f"{SOURCE}, large T: generalization", pre(large), "≈", new(large),

@@ -15,6 +15,7 @@ from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fit
 from iclab.intervals import band
 from iclab.plots import LEARNER_LABELS, save, theme
 
+
 def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
     noise = float(cube.noise_variance.isel(pretraining_tasks=0))
     centres = bin_centres(cube.bin_first.values, cube.bin_last.values)
