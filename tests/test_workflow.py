@@ -388,6 +388,21 @@ def test_figures_redraw_without_retraining(finished_run: Path, scratch_src: Path
 
 
 @pytest.mark.e2e
+def test_gallery_target_stamps_every_figure_of_the_run_without_redrawing(finished_run: Path, scratch_src: Path):
+    result = snakemake(finished_run, scratch_src, "gallery")
+    assert result.returncode == 0, result.stderr
+    assert job_counts(result) == {"gallery": 1, "total": 1}
+    manifest = json.loads((finished_run / "docs/gallery/manifest.json").read_text())
+    figures = sorted(path.name for path in (finished_run / "results/figures").glob("*.png"))
+    assert sorted(entry["image"] for entry in manifest["images"]) == figures
+    assert manifest["config"]["files"] == [str(TINY)]
+    for entry in manifest["images"]:
+        assert entry["cube_commit"] == cube_of(finished_run, Path(entry["image"]).stem).attrs["iclab_git_commit"]
+        assert entry["bytes"] == (finished_run / "docs/gallery" / entry["image"]).stat().st_size
+    assert manifest["total_bytes"] == sum(entry["bytes"] for entry in manifest["images"])
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "edited, experiment",
     [("theory/lsa.py", "lsa_shifts"), ("experiments/random_covariance/experiment.py", "random_covariance")],

@@ -234,6 +234,14 @@ def cmd_table(args: argparse.Namespace) -> None:
     log.info("wrote %s.{csv,md,tex}:\n%s", args.out, frame.to_string(index=False))
 
 
+def cmd_gallery(args: argparse.Namespace) -> None:
+    from iclab.gallery import make_gallery
+
+    manifest = make_gallery(args.figures, args.cubes, args.out_dir, args.config, args.config_files)
+    log.info("wrote %d images (%.2f MB) and %s/manifest.json", len(manifest["images"]), manifest["total_bytes"] / 1e6,
+             args.out_dir)
+
+
 def cmd_claims(args: argparse.Namespace) -> None:
     from iclab import experiments
     from iclab.claims import claims_table, markdown, write_claims
@@ -310,6 +318,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cube", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .tex are written")
     s.set_defaults(run=cmd_table)
+
+    s = sub.add_parser("gallery", help="the front page's images: figures downscaled and stamped with their provenance")
+    s.add_argument("--figures", type=Path, nargs="+", required=True, help="results/figures/<name>.png")
+    s.add_argument("--cubes", type=Path, nargs="+", required=True, help="results/cubes/<name>.nc of each figure")
+    s.add_argument("--config", type=json_arg, required=True, help="the run's resolved config, as JSON")
+    s.add_argument("--config-files", nargs="+", required=True, help="the config files the run was given")
+    s.add_argument("--out-dir", type=Path, required=True)
+    s.set_defaults(run=cmd_gallery)
 
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")

@@ -1,5 +1,9 @@
-"""Shared plotting helpers (torch-free): the theme, learner labels, atomic PNG + PDF output.
-Bands come from ``iclab.intervals``."""
+"""Shared plotting helpers (torch-free): seaborn's theme, tidy frames of a cube's mean and band over seeds, lines
+with their bands for seaborn's axes and facet grids, learner labels, atomic PNG + PDF output.
+
+The bands are iclab's own (``iclab.intervals.band``: Student-t over seeds, with the evaluation's standard errors),
+drawn explicitly: seaborn's bootstrap intervals over 2–3 seeds are not the intervals the figures promise.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+import seaborn as sns
+import xarray as xr
 
 from iclab.atomic import atomic_write
+from iclab.intervals import band
 
 LEARNER_LABELS = {
     "lsa": "LSA (trained)",
@@ -41,10 +49,60 @@ LEARNER_LABELS = {
 
 
 def theme() -> None:
-    """Seaborn's paper look (white grid, colour-blind palette) from matplotlib's own copies of its
-    styles: importing seaborn would cost every figure job about a second."""
-    plt.style.use(["seaborn-v0_8-whitegrid", "seaborn-v0_8-colorblind", "seaborn-v0_8-paper"])
-    plt.rcParams["lines.markeredgewidth"] = 1.2  # the styles set 0, which hides the line-only markers x and +
+    """seaborn's paper theme: white grid, colour-blind palette."""
+    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc={"lines.markeredgewidth": 1.2})
+
+
+def colours(levels, palette: str = "colorblind") -> dict:
+    """One colour of seaborn's ``palette`` per level, in order (a sequential palette for ordered sweeps)."""
+    levels = list(levels)
+    return dict(zip(levels, sns.color_palette(palette, len(levels))))
+
+
+def seed_bands(values: xr.DataArray, sems: xr.DataArray | None = None, scale: float = 1.0) -> pd.DataFrame:
+    """Tidy frame of ``values``' mean over ``seed`` and its band: one row per point of the other dimensions, their
+    coordinates as columns, then ``mean``, ``low``, ``high`` (``iclab.intervals.band``), each divided by ``scale``."""
+    values = values.transpose(..., "seed")
+    dims = values.dims[:-1]
+    stats = band(values.values, None if sems is None else sems.transpose(*values.dims).values)
+    frame = xr.Dataset(
+        {name: (dims, stat / scale) for name, stat in zip(("mean", "low", "high"), stats)},
+        coords={dim: values[dim].values for dim in dims},
+    )
+    return frame.to_dataframe().reset_index()
+
+
+def lines_with_bands(
+    data: pd.DataFrame,
+    x: str,
+    hue: str | None = None,
+    palette: dict | None = None,
+    color=None,
+    label: str | None = None,
+    ax: plt.Axes | None = None,
+    floor: float | None = None,
+    alpha: float = 0.2,
+    **line,
+) -> None:
+    """seaborn lines of ``data``'s ``mean`` against ``x``, one per ``hue`` level coloured by ``palette`` (a dict; or
+    one line in ``color`` named ``label``), each over its band (``low``–``high``) in the same colour, cut at ``floor``
+    on a log axis. The axes keep their labels, and no legend is drawn: ``ax.legend()`` then lists the lines. Also the
+    function that ``FacetGrid.map_dataframe`` calls for each facet."""
+    ax = ax or plt.gca()
+    if hue is None:
+        color = color or "C0"
+        line |= {"color": color, "label": label}
+    labels = ax.get_xlabel(), ax.get_ylabel()
+    sns.lineplot(data=data, x=x, y="mean", hue=hue, palette=palette, ax=ax, estimator=None, errorbar=None,
+                 sort=False, **line)
+    if ax.legend_ is not None:
+        ax.legend_.remove()  # its entries stay: the caller draws the legend the panel needs
+    ax.set(xlabel=labels[0], ylabel=labels[1])
+    for level, group in [(None, data)] if hue is None else data.groupby(hue, sort=False):
+        low, high = group["low"], group["high"]
+        if floor is not None:
+            low, high = np.maximum(low, floor), np.maximum(high, floor)
+        ax.fill_between(group[x], low, high, color=color if hue is None else palette[level], alpha=alpha, linewidth=0)
 
 
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:

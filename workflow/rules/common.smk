@@ -123,6 +123,12 @@ def theory_input(wildcards):
     return [f"results/theory/{wildcards.experiment}.nc"]
 
 
+def figure_names():
+    """The configured experiments that draw a figure."""
+    registry = experiments.registry()
+    return [name for name in CONFIG["experiments"] if "figure" in registry[name].products]
+
+
 def all_targets():
     """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments, and the claims table."""
     registry = experiments.registry()

@@ -2,6 +2,7 @@ localrules:
     figure,
     table,
     claims,
+    gallery,
 
 
 rule figure:
@@ -80,3 +81,28 @@ rule claims:
         ENV
     shell:
         "python -m iclab claims --cubes {input.cubes} --out results/tables/claims > {log} 2>&1"
+
+
+rule gallery:
+    """The front page's images: every figure of this run downscaled into docs/gallery/, stamped with the commit that
+    drew it, the commit that made its cube and the config; a manifest lists them with their sizes. Not part of
+    `all`: `snakemake --cores 2 gallery` after a run of the default config."""
+    input:
+        figures=[f"results/figures/{name}.png" for name in figure_names()],
+        cubes=[f"results/cubes/{name}.nc" for name in figure_names()],
+    output:
+        images=[f"docs/gallery/{name}.png" for name in figure_names()],
+        manifest="docs/gallery/manifest.json",
+    log:
+        "results/logs/gallery.log",
+    benchmark:
+        "results/benchmarks/gallery.tsv"
+    threads: 1
+    params:
+        config=canonical_json(CONFIG),
+        config_files=[str(path) for path in workflow.configfiles],
+    conda:
+        ENV
+    shell:
+        "python -m iclab gallery --figures {input.figures} --cubes {input.cubes} --config {params.config:q}"
+        " --config-files {params.config_files:q} --out-dir docs/gallery > {log} 2>&1"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 
-import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+import seaborn as sns
 import xarray as xr
 
 from iclab.plots import save, theme
@@ -23,38 +24,58 @@ ROWS = {
     "drift": "drift of the kernel part from its start",
 }
 FLOOR = 1e-12  # lowest value drawn on the log rows
+SOURCES = {"flow": ("flow_time", "gradient flow (ODE)"), "sgd": ("snapshot_time", "SGD (mean)")}
+
+
+def tidy(cube: xr.Dataset) -> pd.DataFrame:
+    """One row per (case, quantity, source, time): the mean over seeds and the seeds' range (readable on a log axis),
+    clipped at FLOOR on the log rows."""
+    frames = []
+    for name in ROWS:
+        floor = FLOOR if name != "drift" else -np.inf  # log rows are clipped; the drift is drawn as it is
+        for source, (time, _) in SOURCES.items():
+            values = cube[f"{source}_{name}"]
+            stats = {"mean": values.mean("seed"), "low": values.min("seed"), "high": values.max("seed")}
+            frame = xr.Dataset({k: np.maximum(v, floor) for k, v in stats.items()}).reset_coords(drop=True)
+            frame = frame.to_dataframe().reset_index().rename(columns={time: "time"})
+            frames.append(frame.assign(quantity=name, source=source))
+    return pd.concat(frames, ignore_index=True)
+
+
+def flow_and_sgd(data: pd.DataFrame, color=None, label=None) -> None:
+    """One facet: the ODE's line, SGD's mean (markers) over the seeds' range and, on a log row, its noise floor
+    (the mean over the second half of training)."""
+    flow, sgd = (data[data.source == source] for source in SOURCES)
+    ax = sns.lineplot(data=flow, x="time", y="mean", color="C0", label=SOURCES["flow"][1], estimator=None,
+                      errorbar=None)
+    sns.scatterplot(data=sgd, x="time", y="mean", color="C1", s=14, linewidth=0, label=SOURCES["sgd"][1], ax=ax)
+    ax.fill_between(sgd.time, sgd.low, sgd.high, color="C1", alpha=0.2, linewidth=0)
+    if data.quantity.iloc[0] != "drift":
+        ax.set_yscale("log")
+        late = sgd["mean"].iloc[len(sgd) // 2 :].mean()
+        ax.axhline(late, color="C1", linestyle=":", linewidth=1, label="SGD noise floor")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    cases = [str(c) for c in cube.case.values]
-    fig, axes = plt.subplots(len(ROWS), len(cases), figsize=(4.4 * len(cases), 9.0), squeeze=False, sharex="col")
-    for column, case in enumerate(cases):
+    grid = sns.FacetGrid(tidy(cube), row="quantity", col="case", row_order=list(ROWS), sharex="col", sharey=False,
+                         height=3.0, aspect=1.47)
+    grid.map_dataframe(flow_and_sgd)
+    for ax in grid.axes.flat:
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.autoscale(axis="x")  # the margins of the symlog axis
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    for (quantity, case), ax in grid.axes_dict.items():
         point = cube.sel(case=case)
-        for row, (name, label) in enumerate(ROWS.items()):
-            ax = axes[row, column]
-            flow = point[f"flow_{name}"].transpose("flow_time", "seed").values
-            sgd = point[f"sgd_{name}"].transpose("snapshot_time", "seed").values
-            floor = FLOOR if name != "drift" else -np.inf  # log rows are clipped; the drift is drawn as it is
-            ax.plot(point.flow_time, np.maximum(flow.mean(axis=1), floor), "-", color="C0", label="gradient flow (ODE)")
-            ax.plot(point.snapshot_time, np.maximum(sgd.mean(axis=1), floor), "o", ms=3, color="C1", label="SGD (mean)")
-            lo, hi = sgd.min(axis=1), sgd.max(axis=1)  # the seeds' range: readable on a log axis
-            ax.fill_between(point.snapshot_time, np.maximum(lo, floor), np.maximum(hi, floor), color="C1", alpha=0.2)
-            ax.set_xscale("symlog", linthresh=1.0)
-            if name != "drift":
-                ax.set_yscale("log")
-                late = sgd[len(sgd) // 2 :].mean()  # SGD's noise floor: its mean over the second half of training
-                ax.axhline(late, color="C1", linestyle=":", linewidth=1, label="SGD noise floor")
-            elif int(point.image_rank) == int(point.dimension):
-                ax.annotate("H has full rank: no kernel part", xy=(0.05, 0.85), xycoords="axes fraction", fontsize=8)
-            if column == 0:
-                ax.set_ylabel(label)
-            if row == 0:
-                rank = int(point.image_rank)
-                ax.set_title(f"{case} (rank H = {rank})")
-            if row == len(ROWS) - 1:
-                ax.set_xlabel("flow time t = η·step")
-    axes[0, 0].legend(fontsize=8)
-    fig.suptitle("GD-β: gradient flow on the population risk and SGD from the same start (Theorem 6.3)")
-    fig.tight_layout()
-    save(fig, png)
+        if quantity == "drift" and int(point.image_rank) == int(point.dimension):
+            ax.annotate("H has full rank: no kernel part", xy=(0.05, 0.85), xycoords="axes fraction", fontsize=8)
+        ax.set_title(f"{case} (rank H = {int(point.image_rank)})" if quantity == list(ROWS)[0] else "")
+    for ax, label in zip(grid.axes[:, 0], ROWS.values()):
+        ax.set_ylabel(label)
+    for ax in grid.axes[-1]:
+        ax.set_xlabel("flow time t = η·step")
+    grid.axes[0, 0].legend(fontsize=8)
+    grid.figure.suptitle("GD-β: gradient flow on the population risk and SGD from the same start (Theorem 6.3)")
+    grid.tight_layout()
+    save(grid.figure, png)

@@ -13,10 +13,22 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+import seaborn as sns
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import save, theme
+from iclab.plots import lines_with_bands, save, seed_bands, theme
+
+
+def matrix_entries(at: xr.Dataset) -> pd.DataFrame:
+    """One row per (seed, row, col): the entry of Γ⁻¹ (theory), of the trained u₋₁U₁₁, and whether it is diagonal."""
+    def square(matrix: xr.DataArray) -> xr.DataArray:  # this spectrum's d × d block of the padded matrices
+        return matrix.dropna("row", how="all").dropna("col", how="all")
+
+    entries = {"limit": square(at.gamma_inverse), "learned": square(at.product_learned)}
+    frame = xr.Dataset(entries).reset_coords(drop=True).to_dataframe().reset_index()
+    frame["entry"] = np.where(frame.row == frame.col, "diagonal", "off-diagonal")
+    return frame
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
@@ -29,24 +41,22 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         flow = at.flow_distance.dropna("flow_time")
         top.semilogy(flow.flow_time, flow, "k-", label="gradient-flow ODE (theory)")
         top.set_ylim(bottom=1e-4)
-        sgd = at.sgd_distance.dropna("snapshot_time", how="all").transpose("snapshot_time", "seed")
-        mean, lo, hi = (10**v for v in band(np.log10(sgd.values)))
-        top.semilogy(sgd.snapshot_time, mean, color="C0", label=f"LSA trained by SGD ({sgd.sizes['seed']} seeds)")
-        top.fill_between(sgd.snapshot_time, lo, hi, color="C0", alpha=0.25, linewidth=0)
-        final = float(mean[-1])
+        sgd = at.sgd_distance.dropna("snapshot_time", how="all")
+        logs = seed_bands(np.log10(sgd))  # geometric mean and band: the t-band of log-distances
+        geometric = logs.assign(**{stat: 10 ** logs[stat] for stat in ("mean", "low", "high")})
+        label = f"LSA trained by SGD ({sgd.sizes['seed']} seeds)"
+        lines_with_bands(geometric, x="snapshot_time", ax=top, label=label, alpha=0.25)
+        final = float(geometric["mean"].iloc[-1])
         spectrum = at.covariance.dropna("row").values
         top.set_title(f"{name}: Λ = diag({', '.join(f'{v:g}' for v in spectrum)}), N = {int(at.n_train)}")
         top.set_xlabel("gradient-flow time t")
         top.set_ylabel("‖u₋₁U₁₁ − Γ⁻¹‖_F / ‖Γ⁻¹‖_F")
         top.annotate(f"SGD at the end: {final:.3g}", xy=(0.98, 0.95), xycoords="axes fraction", ha="right", va="top")
-        limit = at.gamma_inverse.dropna("row", how="all").dropna("col", how="all").values
-        learned = at.product_learned.dropna("row", how="all").dropna("col", how="all").values  # (seeds, d, d)
-        diag = np.eye(len(limit), dtype=bool)
-        for mask, label, marker in ((diag, "diagonal", "o"), (~diag, "off-diagonal", "x")):
-            bottom.scatter(
-                np.broadcast_to(limit, learned.shape)[:, mask], learned[:, mask], marker=marker, label=label, alpha=0.7
-            )
-        lims = [min(limit.min(), learned.min()) - 0.05, max(limit.max(), learned.max()) + 0.05]
+        entries = matrix_entries(at)
+        sns.scatterplot(data=entries, x="limit", y="learned", hue="entry", style="entry", markers={"diagonal": "o",
+                        "off-diagonal": "X"}, alpha=0.7, ax=bottom, legend=col == 0)
+        values = entries[["limit", "learned"]].to_numpy()
+        lims = [values.min() - 0.05, values.max() + 0.05]
         bottom.plot(lims, lims, "k--", linewidth=1, label="y = x (Theorem 4)")
         bottom.set_xlabel("Γ⁻¹ entries (theory)")
         bottom.set_ylabel("trained u₋₁U₁₁ entries")

@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.intervals import band
-from iclab.plots import log_positions, loglog_slope, save, theme
+from iclab.plots import colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
@@ -24,17 +24,16 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ns = cube.n.values
     m_max = int(cube.position.max())
     ms = log_positions(m_max)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for color, n in zip(colors, ns):
+    lsa = cube.sel(learner="lsa", position=ms)
+    measured = seed_bands(lsa.risk, lsa.risk_sem).assign(label=lambda f: [f"N = {n}: trained LSA" for n in f.n])
+    palette = colours(measured.label.unique())
+    lines_with_bands(measured, "position", hue="label", palette=palette, ax=left, marker="o", markersize=4,
+                     linestyle="none")
+    m_all = np.arange(1, m_max + 1)
+    for colour, n in zip(palette.values(), ns):
         at = cube.sel(n=n)
-        measured = at.risk.sel(learner="lsa", position=ms).transpose("position", "seed").values  # (M, seeds)
-        sems = at.risk_sem.sel(learner="lsa", position=ms).transpose("position", "seed").values
-        mean, lo, hi = band(measured, sems)
-        left.loglog(ms, mean, "o", color=color, markersize=4, label=f"N = {n}: trained LSA")
-        left.fill_between(ms, lo, hi, color=color, alpha=0.2, linewidth=0)
-        m_all = np.arange(1, m_max + 1)
-        left.loglog(m_all, at.theory_error.sel(position=m_all), "-", color=color, linewidth=1.5)
-        left.loglog(m_all, at.trained_theory_error.sel(position=m_all).mean("seed"), "--", color=color, linewidth=1)
+        left.loglog(m_all, at.theory_error.sel(position=m_all), "-", color=colour, linewidth=1.5)
+        left.loglog(m_all, at.trained_theory_error.sel(position=m_all).mean("seed"), "--", color=colour, linewidth=1)
     small_m = ms[ms <= max(2, m_max // 50)]
     excess = cube.risk.sel(learner="lsa", position=small_m).mean("seed") - cube.trained_theory_floor.mean("seed")
     theory_excess = cube.theory_error.sel(position=small_m) - cube.theory_floor
@@ -51,13 +50,15 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     left.plot([], [], "k--", label="theory, trained weights")
     reference = cube.theory_error.sel(n=ns[-1], position=10).item() * 10 / ms.astype(float)
     left.loglog(ms, reference, ":", color="grey", label="∝ 1/M")
+    left.set_xscale("log")
+    left.set_yscale("log")
     left.set_xlabel("test prompt length M")
     left.set_ylabel("test error E(ŷ − y)²")
     left.legend(fontsize=8, ncol=2)
     floor = cube.theory_floor.values
     right.loglog(ns, floor, "k-o", label="M → ∞ floor, A = Γ_N⁻¹")
     trained_floor = cube.trained_theory_floor.transpose("n", "seed").values
-    mean, lo, hi = band(trained_floor)
+    mean, lo, hi = band(trained_floor)  # (n,)
     right.errorbar(
         ns, mean, yerr=[mean - lo, hi - mean], fmt="s", color="C1", capsize=3, label="floor of the trained weights"
     )

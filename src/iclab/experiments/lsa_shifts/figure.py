@@ -13,11 +13,12 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
 import xarray as xr
 
 from iclab.experiments.lsa_shifts.conditions import QUERY_SHIFTS, TASK_SHIFTS
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, log_positions, loglog_slope, save, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
 
 BASELINE_STYLES = {"ols": ("s", "--"), "ridge": ("d", ":"), "bayes": ("^", "-.")}
 
@@ -70,10 +71,11 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
     ax_err.set_xlabel("covariate scale c (test x → c·x)")
     ax_err.set_ylabel(f"error at M = N = {n}")
     ax_err.legend(fontsize=8)
-    gains = cube.lsa_gain.sel(condition=conds).transpose("condition", "seed").values
-    mean, lo, hi = band(gains)
-    ax_gain.loglog(cs, mean, "o", color="C0", label="trained LSA: E[ŷy]/E[y²]")
-    ax_gain.fill_between(cs, lo, hi, color="C0", alpha=0.25, linewidth=0)
+    gains = seed_bands(cube.lsa_gain.sel(condition=conds))
+    gains["c"] = cs
+    lines_with_bands(gains, x="c", ax=ax_gain, marker="o", linestyle="none", label="trained LSA: E[ŷy]/E[y²]",
+                     alpha=0.25)
+    mean = gains["mean"].to_numpy()
     ax_gain.loglog(cs, cube.theory_gain.sel(condition=conds), "k-", label="theory c²·tr(ΛΓ⁻¹Λ)/tr Λ")
     ax_gain.text(0.02, 0.9, f"fitted exponent {loglog_slope(cs, mean):.3f} (theory 2)", transform=ax_gain.transAxes)
     ax_gain.set_xlabel("covariate scale c")
@@ -119,19 +121,19 @@ def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
 
 
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
+    """seaborn bars of each learner's error at M = N (mean over seeds) and the LSA theory, per query shift."""
     names = unshifted(cube) + [c for c in QUERY_SHIFTS if c in cube.condition.values]
     n = int(cube.train_n.max())
     learners = [name for name in ("lsa", "gpt2", "ols", "ridge", "bayes") if name in cube.learner.values]
-    width = 0.8 / (len(learners) + 1)
-    for i, name in enumerate(names):
-        at = cube.sel(condition=name)
-        values = [float(np.mean(at.risk.sel(learner=lr, position=n))) for lr in learners]
-        theory = at.theory_error.sel(position=n).item()
-        for j, value in enumerate(values):
-            ax.bar(i + j * width, value, width, color=f"C{j}", label=LEARNER_LABELS[learners[j]] if i == 0 else None)
-        ax.bar(i + len(learners) * width, theory, width, color="k", alpha=0.6, label="LSA theory" if i == 0 else None)
-    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
-    ax.set_xticklabels([shown_name(cube, c) for c in names])
+    at = cube.sel(condition=names, position=n)
+    bars = at.risk.sel(learner=learners).mean("seed").to_pandas().T  # (learner, condition)
+    bars.index = [LEARNER_LABELS[name] for name in learners]
+    bars.loc["LSA theory"] = at.theory_error.to_pandas()
+    frame = bars.rename(columns=lambda c: shown_name(cube, c)).rename_axis("learner").reset_index()
+    frame = frame.melt(id_vars="learner", var_name="condition", value_name="error")
+    palette = colours(bars.index[:-1]) | {"LSA theory": "0.3"}
+    sns.barplot(data=frame, x="condition", y="error", hue="learner", palette=palette, ax=ax)
+    ax.set_xlabel("")
     ax.set_ylabel(f"error at M = N = {n}")
     ax.text(0.02, 0.6, "missing bars: error < 1e-12\n(noiseless, exact for M ≥ d)", transform=ax.transAxes, fontsize=8)
     ax.legend(fontsize=8)

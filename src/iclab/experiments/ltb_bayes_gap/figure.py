@@ -16,7 +16,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.intervals import band
-from iclab.plots import save, theme
+from iclab.plots import colours, save, theme
 
 MARKED = 10  # log-spaced context lengths with Monte-Carlo markers
 
@@ -26,7 +26,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     fig, (excess, ratio) = plt.subplots(1, 2, figsize=(12.5, 4.8))
     n = cube.position.values[1:]  # context lengths n ≥ 1
     marked = np.unique(np.geomspace(1, n[-1], MARKED).round().astype(int))
-    for colour, snr in zip(plt.cm.viridis(np.linspace(0.0, 0.85, cube.sizes["snr"])), cube.snr.values):
+    for snr, colour in colours(cube.snr.values, "viridis").items():
         point = cube.sel(snr=snr).isel(position=slice(1, None))
         floor = float(point.noise_variance)  # σ²
         theory = point.theory_risk

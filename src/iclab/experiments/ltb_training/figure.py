@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import os
 
-import matplotlib.pyplot as plt
+import seaborn as sns
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, save, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
 
 REFERENCES = {  # theory → line style
     "gd_beta_optimum": dict(color="k", linestyle="--", label="GD-β optimum (closed form)"),
@@ -21,33 +20,24 @@ REFERENCES = {  # theory → line style
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    norms = cube.beta_star_norm.values
-    cols = min(len(norms), 2)
-    rows = -(-len(norms) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.0 * rows), squeeze=False, sharey=True)
-    for ax in axes.flat[len(norms) :]:
-        ax.set_visible(False)
-    colors = dict(zip(cube.trained.values, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    frame = seed_bands(cube.training_risk, cube.training_risk_sem)  # (norm, trained, step) rows
+    frame["label"] = [LEARNER_LABELS[name] for name in frame.trained]
+    palette = colours(frame.label.unique())
+    lsa_colour = palette.get(LEARNER_LABELS["lsa"], "C0")
+    grid = sns.FacetGrid(frame, col="beta_star_norm", col_wrap=min(cube.sizes["beta_star_norm"], 2), height=4.0,
+                         aspect=1.375, sharey=True)
+    grid.map_dataframe(lines_with_bands, x="step", hue="label", palette=palette, alpha=0.25)
     steps = cube.step.values
-    for ax, norm in zip(axes.flat, norms):
-        at = cube.sel(beta_star_norm=norm)
-        for label in cube.trained.values:
-            risk = at.training_risk.sel(trained=label).transpose("step", "seed").values  # (S, seeds)
-            sem = at.training_risk_sem.sel(trained=label).transpose("step", "seed").values
-            mean, lo, hi = band(risk, sem)
-            ax.plot(steps, mean, color=colors[label], label=LEARNER_LABELS[label])
-            ax.fill_between(steps, lo, hi, color=colors[label], alpha=0.25, linewidth=0)
+    for norm, ax in grid.axes_dict.items():
         for theory, style in REFERENCES.items():
-            style = {"color": colors.get("lsa", "C0"), **style}
-            ax.axhline(float(at.theory_risk.sel(theory=theory)), **style)
-        ax.set_yscale("log")
+            risk = float(cube.theory_risk.sel(beta_star_norm=norm, theory=theory))
+            ax.axhline(risk, **{"color": lsa_colour, **style})
+    grid.set(yscale="log", xlim=(0, steps[-1]))
+    for ax in grid.axes.flat:
         ax.set_xscale("symlog", linthresh=max(steps[1], 1) if len(steps) > 1 else 1)  # the early steps, and step 0
-        ax.set_xlim(0, steps[-1])
-        ax.set_title(f"‖β*‖ = {norm:g}")
-        ax.set_xlabel("training step")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("ICL risk at the final query  E(f − y)²")
-    axes[0, 0].legend(fontsize=8, loc="upper right")
-    fig.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
-    fig.tight_layout()
-    save(fig, png)
+    grid.set_titles("‖β*‖ = {col_name:g}")
+    grid.set_axis_labels("training step", "ICL risk at the final query  E(f − y)²")
+    grid.axes.flat[0].legend(fontsize=8, loc="upper right")
+    grid.figure.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
+    grid.tight_layout()
+    save(grid.figure, png)

@@ -11,10 +11,10 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, save, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
 
 CASE_TITLES = {
     "realisable": "realisable (k = k°)",
@@ -24,11 +24,6 @@ CASE_TITLES = {
 }
 
 
-def shade(ax, x, lo, hi, color, floor: float) -> None:
-    """A band on a log axis, cut at ``floor`` (the panel's bottom): a t-band over few seeds reaches below 0."""
-    ax.fill_between(x, np.maximum(lo, floor), np.maximum(hi, floor), color=color, alpha=0.2, linewidth=0)
-
-
 def bottom(cube: xr.Dataset, variable: str) -> float:
     """The bottom of a log panel: a third of the smallest positive mean over seeds of ``variable``."""
     means = cube[variable].mean("seed").values
@@ -36,49 +31,41 @@ def bottom(cube: xr.Dataset, variable: str) -> float:
 
 
 def training_panel(ax, cube: xr.Dataset, variable: str, case: str, colors: dict, **style) -> None:
-    steps = cube.step.values
     at = cube.sel(case=case)
-    for label in cube.trained.values:
-        values = at[variable].sel(trained=label).transpose("step", "seed").values  # (S, seeds)
-        sems = None
-        if f"{variable}_sem" in at:
-            sems = at[f"{variable}_sem"].sel(trained=label).transpose("step", "seed").values
-        mean, lo, hi = band(values, sems)
+    sems = at[f"{variable}_sem"] if f"{variable}_sem" in at else None
+    frame = seed_bands(at[variable], sems)  # (trained, step) rows
+    floor = bottom(cube, variable)  # a t-band over few seeds reaches below 0: cut at the panel's bottom
+    for label, group in frame.groupby("trained", sort=False):
         label_text = LEARNER_LABELS[label] if case == "realisable" else None
-        ax.plot(steps, mean, color=colors[label], label=label_text, **style)
-        shade(ax, steps, lo, hi, colors[label], bottom(cube, variable))
+        lines_with_bands(group, x="step", color=colors[label], label=label_text, ax=ax, floor=floor, **style)
     ax.set_yscale("log")
-    ax.set_ylim(bottom=bottom(cube, variable))
+    ax.set_ylim(bottom=floor)
     ax.set_xlabel("training step")
 
 
 def context_panel(ax, cube: xr.Dataset, case: str, colors: dict) -> None:
-    at = cube.sel(case=case)
-    positions = at.position.values[1:]
-    for label in at.learner.values:
-        risk = at.risk.sel(learner=label).transpose("position", "seed").values[1:]  # (K−1, seeds)
-        sem = at.risk_sem.sel(learner=label).transpose("position", "seed").values[1:]
-        trained = str(at.learner_kind.sel(learner=label).values) == "trained"
-        mean, lo, hi = band(risk, sem)
-        style = dict(color=colors[label], linestyle="-" if trained else "--")
-        ax.plot(positions, mean, label=LEARNER_LABELS[label], **style)
-        if trained:
-            shade(ax, positions, lo, hi, colors[label], bottom(at, "risk"))
+    at = cube.sel(case=case).isel(position=slice(1, None))
+    frame = seed_bands(at.risk, at.risk_sem)  # (learner, position) rows
+    floor = bottom(cube.sel(case=case), "risk")
+    for label, group in frame.groupby("learner", sort=False):
+        if str(at.learner_kind.sel(learner=label).values) == "trained":
+            lines_with_bands(group, x="position", color=colors[label], label=LEARNER_LABELS[label], ax=ax, floor=floor)
+        else:
+            sns.lineplot(data=group, x="position", y="mean", color=colors[label], linestyle="--",
+                         label=LEARNER_LABELS[label], estimator=None, errorbar=None, legend=False, ax=ax)
     if float(at.global_minimum_risk) > 0:  # off a log axis when 0 (realisable)
         label = "n → ∞ risk at the global minimum of L(μ)"
         ax.axhline(float(at.global_minimum_risk), color="k", linestyle=":", label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylim(bottom(at, "risk"), 2.0)
+    ax.set_ylim(floor, 2.0)
     ax.set_title(CASE_TITLES.get(case, case))
-    ax.set_xlabel("context examples n")
+    ax.set(xlabel="context examples n", ylabel="")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colors = {label: palette[i % len(palette)] for i, label in enumerate(cube.learner.values)}
-    colors["zero"] = "0.5"
+    colors = colours(cube.learner.values) | {"zero": "0.5"}
     cases = list(cube.case.values)
     cols = max(3, len(cases) - 1)
     fig, axes = plt.subplots(2, cols, figsize=(5.0 * cols, 8.4), squeeze=False)

@@ -13,22 +13,22 @@ import xarray as xr
 
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, save, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
 
 
 def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
     noise = float(cube.noise_variance.isel(pretraining_tasks=0))
     centres = bin_centres(cube.bin_first.values, cube.bin_last.values)
     mask = fit_bins(cube, fit_from)
-    colors = plt.cm.viridis(np.linspace(0.0, 0.85, cube.sizes["pretraining_tasks"]))
-    model = str(cube.learner.values[0])
-    for color, t in zip(colors, cube.pretraining_tasks.values):
-        at = cube.sel(pretraining_tasks=t, learner=model)
-        values = at.binned_risk.transpose("position_bin", "seed").values - noise  # (bins, S)
-        mean, lo, hi = band(values, at.binned_risk_sem.transpose("position_bin", "seed").values)
-        slope = fitted_slope(centres[mask], mean[mask])
-        ax.plot(centres, mean, "o-", color=color, ms=3, label=f"pretrained, T = {t} (slope {slope:.2f})")
-        ax.fill_between(centres, np.maximum(lo, mean / 10), hi, color=color, alpha=0.2, linewidth=0)
+    model = cube.sel(learner=str(cube.learner.values[0]))
+    frame = seed_bands(model.binned_risk - noise, model.binned_risk_sem)  # (T, bin) rows
+    frame["centre"] = centres[frame.position_bin.to_numpy()]
+    frame["low"] = np.maximum(frame["low"], frame["mean"] / 10)  # a t-band over few seeds reaches below 0
+    slopes = {t: fitted_slope(centres[mask], group["mean"].to_numpy()[mask])
+              for t, group in frame.groupby("pretraining_tasks", sort=False)}
+    frame["label"] = [f"pretrained, T = {t} (slope {slopes[t]:.2f})" for t in frame.pretraining_tasks]
+    palette = colours(frame.label.unique(), "viridis")
+    lines_with_bands(frame, x="centre", hue="label", palette=palette, ax=ax, marker="o", markersize=3)
     first = cube.isel(pretraining_tasks=0)
     for name, style in (("krr", dict(color="0.35", ls="--")), ("basis_bayes", dict(color="k", ls="none", marker="x"))):
         if name in cube.learner.values:

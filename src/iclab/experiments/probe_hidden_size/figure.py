@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.intervals import band
-from iclab.plots import save, theme
+from iclab.plots import colours, lines_with_bands, save, seed_bands, theme
 
 FLOOR = 1e-3  # lowest error/d drawn: least squares reaches 0
 
@@ -27,15 +27,12 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     m = cube.position.values  # examples before each query
     sizes = cube.hidden.values
     fig, (curves, summary) = plt.subplots(1, 2, figsize=(12.0, 4.6))
-    colours = plt.cm.viridis(np.linspace(0.0, 0.9, len(sizes)))
     past_d = m > d
-    for colour, size in zip(colours, sizes):
-        risk = cube.hidden_risk.sel(hidden=size).transpose("position", "seed").values  # (K, S)
-        sems = cube.hidden_risk_sem.sel(hidden=size).transpose("position", "seed").values
-        mean, lo, hi = band(risk, sems)
-        curves.plot(m, np.maximum(mean / d, FLOOR), color=colour, label=f"hidden {size} (1 head)")
-        lo, hi = np.maximum(lo / d, FLOOR), np.maximum(hi / d, FLOOR)
-        curves.fill_between(m, lo, hi, color=colour, alpha=0.2, linewidth=0)
+    frame = seed_bands(cube.hidden_risk, cube.hidden_risk_sem, scale=d)  # (hidden, position) rows
+    frame["mean"] = frame["mean"].clip(lower=FLOOR)
+    frame["label"] = [f"hidden {size} (1 head)" for size in frame.hidden]
+    palette = colours(frame.label.unique(), "viridis")
+    lines_with_bands(frame, x="position", hue="label", palette=palette, ax=curves, floor=FLOOR)
     tail = band(*(cube[name].transpose("hidden", "seed").values for name in ("tail_risk", "tail_risk_sem")))
     ols = cube.risk.sel(learner="ols").isel(seed=0).values
     curves.plot(m, np.maximum(ols / d, FLOOR / 10), "k--", label="least squares")

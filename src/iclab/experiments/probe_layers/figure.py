@@ -14,12 +14,12 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
 import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.intervals import band
-from iclab.plots import save, theme
+from iclab.plots import colours, lines_with_bands, save, seed_bands, theme
 
 FLOOR = 1e-3  # lowest error/d drawn: least squares reaches 0
 
@@ -59,22 +59,25 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
 def draw_probes(ax: plt.Axes, model: xr.Dataset, d: int) -> int:
     """One probed model's curve per layer (colour: depth, band over seeds and prompts); its layer count."""
     layers = [int(layer) for layer in model.layer.values if np.isfinite(model.probe_risk.sel(layer=layer)).all()]
-    colours = plt.cm.viridis(np.linspace(0.0, 0.9, len(layers)))
-    m = model.position.values
-    for colour, layer in zip(colours, layers):
-        risk = model.probe_risk.sel(layer=layer).transpose("position", "seed").values
-        sems = model.probe_risk_sem.sel(layer=layer).transpose("position", "seed").values
-        mean, lo, hi = band(risk, sems)
-        ax.plot(m, mean / d, color=colour, label=f"layer {layer}" if layer in (layers[0], layers[-1]) else None)
-        ax.fill_between(m, np.maximum(lo / d, FLOOR), hi / d, color=colour, alpha=0.15, linewidth=0)
+    probes = model.sel(layer=layers)
+    frame = seed_bands(probes.probe_risk, probes.probe_risk_sem, scale=d)  # (layer, position) rows
+    palette = colours(layers, "viridis")
+    lines_with_bands(frame, x="position", hue="layer", palette=palette, ax=ax, floor=FLOOR, alpha=0.15, legend=False)
+    end_labels(ax, palette, "layer {}")
     return len(layers) - 1
 
 
 def draw_grid(ax: plt.Axes, risk: xr.DataArray, d: int, label: str) -> None:
     """One curve per count of an algorithm's grid (colour: count), the first and last labelled."""
-    counts = risk[risk.dims[0]].values
-    colours = plt.cm.magma(np.linspace(0.0, 0.85, len(counts)))
-    for colour, count, values in zip(colours, counts, risk.values):
-        named = count in (counts[0], counts[-1])
-        name = label.format(count) if named else None
-        ax.plot(risk.position.values, values / d, color=colour, linewidth=1.2, label=name)
+    count = risk.dims[0]
+    frame = (risk / d).rename("error").to_dataframe().reset_index()
+    palette = colours(risk[count].values, "magma")
+    sns.lineplot(data=frame, x="position", y="error", hue=count, palette=palette, linewidth=1.2, legend=False, ax=ax)
+    end_labels(ax, palette, label)
+
+
+def end_labels(ax: plt.Axes, palette: dict, label: str) -> None:
+    """Legend entries for the first and last colour of a sequential palette."""
+    first, *_, last = palette
+    for level in (first, last):
+        ax.plot([], [], color=palette[level], label=label.format(level))

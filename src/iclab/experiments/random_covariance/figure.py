@@ -11,10 +11,27 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+import seaborn as sns
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import log_positions, save, theme
+from iclab.plots import lines_with_bands, log_positions, save, seed_bands, theme
+
+MEASURED = dict(marker="o", linestyle="none", label="trained LSA", alpha=0.25)
+
+
+def weight_summary(learned: np.ndarray) -> pd.DataFrame:
+    """One row per (seed, coordinate i) of the trained u₋₁U₁₁ (seeds, d, d): its diagonal entry and the largest
+    |off-diagonal| entry of its row, in long form (``entry``: which)."""
+    seeds, d, _ = learned.shape
+    diag = np.eye(d, dtype=bool)
+    frame = pd.DataFrame({
+        "seed": np.repeat(np.arange(seeds), d),
+        "coordinate": np.tile(np.arange(d), seeds),
+        "trained u₋₁U₁₁, diagonal": learned[:, diag].ravel(),
+        "largest |off-diagonal| in the row": np.abs(learned[:, ~diag]).reshape(seeds, d, d - 1).max(axis=2).ravel(),
+    })
+    return frame.melt(id_vars=["seed", "coordinate"], var_name="entry", value_name="value")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
@@ -22,26 +39,9 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     n = cube.n.values[0]
     at = cube.sel(n=n)
     fig, (ax_w, ax_gap, ax_err) = plt.subplots(1, 3, figsize=(16.0, 4.8))
-    learned = at.product_learned.values  # (seeds, d, d)
     limit = at.product_limit.values
-    d = limit.shape[0]
-    diag = np.eye(d, dtype=bool)
-    for i in range(learned.shape[0]):
-        ax_w.plot(
-            np.arange(d),
-            learned[i][diag],
-            "o",
-            color="C0",
-            alpha=0.7,
-            label="trained u₋₁U₁₁, diagonal" if i == 0 else None,
-        )
-        ax_w.plot(
-            np.arange(d) + 0.2,
-            np.abs(learned[i][~diag]).reshape(d, d - 1).max(axis=1),
-            "x",
-            color="C1",
-            label="largest |off-diagonal| in the row" if i == 0 else None,
-        )
+    sns.stripplot(data=weight_summary(at.product_learned.values), x="coordinate", y="value", hue="entry",
+                  dodge=True, jitter=False, alpha=0.7, ax=ax_w)
     ax_w.axhline(limit[0, 0], color="k", linestyle="--", label="Theorem 8: E[λ²]/E[(ΓΛ²)ᵢᵢ]")
     ax_w.set_xlabel("coordinate i")
     ax_w.set_ylabel("entry")
@@ -49,19 +49,14 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ax_w.legend(fontsize=8)
     m_max = int(at.position.max())
     ms = log_positions(m_max)
-    mean, lo, hi = band(at.prediction_gap.sel(position=ms).transpose("position", "seed").values)
-    ax_gap.loglog(ms, mean, "o", color="C0", label="trained LSA")
-    ax_gap.fill_between(ms, lo, hi, color="C0", alpha=0.25, linewidth=0)
     every = np.arange(1, m_max + 1)
+    lines_with_bands(seed_bands(at.prediction_gap.sel(position=ms)), x="position", ax=ax_gap, **MEASURED)
     ax_gap.loglog(every, at.theory_gap.sel(position=every), "k-", label="limit model (theory, ∝ 1/M)")
     ax_gap.set_xlabel("test prompt length M (new covariance per prompt)")
     ax_gap.set_ylabel("E(ŷ − x_qᵀKΛ_new w)² / E(x_qᵀKΛ_new w)²")
     ax_gap.legend(fontsize=8)
-    mean, lo, hi = band(
-        *(v.sel(learner="lsa", position=ms).transpose("position", "seed").values for v in (at.risk, at.risk_sem))
-    )
-    ax_err.loglog(ms, mean, "o", color="C0", label="trained LSA")
-    ax_err.fill_between(ms, lo, hi, color="C0", alpha=0.25, linewidth=0)
+    lsa = at.sel(learner="lsa", position=ms)
+    lines_with_bands(seed_bands(lsa.risk, lsa.risk_sem), x="position", ax=ax_err, **MEASURED)
     ax_err.loglog(every, at.theory_error.sel(position=every), "k-", label="limit model (theory)")
     if "ols" in at.learner.values:
         ax_err.loglog(

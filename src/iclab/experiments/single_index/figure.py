@@ -17,10 +17,12 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+import seaborn as sns
 import xarray as xr
 
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, save, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, theme
 
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 
@@ -50,21 +52,32 @@ def pointwise_relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, .
     return (at.position.values[keep], *relative_band(risk[keep], sem[keep], zero[keep]))
 
 
-def risk_panel(cube: xr.Dataset, ax: plt.Axes, learner: str, cases: list[str], varied: str) -> None:
-    """One learner's relative risk against n*, one colour per case (sorted by the varied d or r)."""
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for color, case in zip(colors, sorted(cases, key=lambda c: int(cube.sel(case=c)[varied]))):
-        at = cube.sel(case=case)
-        binned = binned_relative_risk(at, learner)
-        n, mean, lo, hi = binned if binned is not None else pointwise_relative_risk(at, learner)
-        label = f"{varied} = {int(at[varied])}"
-        ax.plot(n, mean, STYLES[learner], color=color, marker="o" if binned is None else ".", markersize=4, label=label)
-        ax.fill_between(n, lo, hi, color=color, alpha=0.15, linewidth=0)
-    ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_ylim(0.0, 1.6)
-    ax.set_xscale("log", base=2)
-    ax.set_ylabel("risk / zero's")
-    ax.legend(fontsize=8, loc="best")
+def tidy(cube: xr.Dataset, learners: list[str], cases: dict[str, list[str]]) -> pd.DataFrame:
+    """One row per (learner, part, case, n*): the risk relative to the zero predictor's, mean over seeds and band;
+    binned over n* where the learner has every position, else pointwise."""
+    frames = []
+    for learner in learners:
+        for part, (varied, names) in cases.items():
+            for case in sorted(names, key=lambda c: int(cube.sel(case=c)[varied])):
+                at = cube.sel(case=case)
+                binned = binned_relative_risk(at, learner)
+                n, mean, low, high = binned if binned is not None else pointwise_relative_risk(at, learner)
+                marker = "." if binned is not None else "o"
+                frames.append(pd.DataFrame({"n": n, "mean": mean, "low": low, "high": high, "learner": learner,
+                                            "marker": marker,
+                                            "name": LEARNER_LABELS[learner], "part": part,
+                                            "label": f"{varied} = {int(at[varied])}"}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def risk_panel(data: pd.DataFrame, color=None, label=None) -> None:
+    """One learner and part: its relative risk against n*, one colour per case (sorted by the varied d or r)."""
+    learner = data.learner.iloc[0]
+    palette = colours(data.label.unique())
+    for case, group in data.groupby("label", sort=False):
+        lines_with_bands(group, x="n", color=palette[case], label=case, alpha=0.15, linestyle=STYLES[learner],
+                         marker=group.marker.iloc[0], markersize=4)
+    plt.gca().axhline(1.0, color="grey", linewidth=0.8)
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
@@ -73,19 +86,24 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     d, r = cube.d.values, cube.r.values
     r_fixed = int(np.bincount(r.astype(int)).argmax())  # part (a): the r shared by most cases
-    vary_d = [c for c, ri in zip(cube.case.values, r) if ri == r_fixed]
     d_fixed = int(np.bincount(d.astype(int)).argmax())
-    vary_r = [c for c, di in zip(cube.case.values, d) if di == d_fixed]
+    cases = {
+        f"(a) r = {r_fixed}, d varied": ("d", [c for c, ri in zip(cube.case.values, r) if ri == r_fixed]),
+        f"(b) d = {d_fixed}, r varied": ("r", [c for c, di in zip(cube.case.values, d) if di == d_fixed]),
+    }
     learners = [name for name in STYLES if name in cube.learner.values]
-    size = (12.0, 2.9 * len(learners))
-    fig, axes = plt.subplots(len(learners), 2, figsize=size, sharex=True, sharey=True, squeeze=False)
-    for row, name in zip(axes, learners):
-        risk_panel(cube, row[0], name, vary_d, "d")
-        risk_panel(cube, row[1], name, vary_r, "r")
-        row[0].set_title(f"{LEARNER_LABELS[name]}: (a) r = {r_fixed}, d varied", fontsize=10)
-        row[1].set_title(f"{LEARNER_LABELS[name]}: (b) d = {d_fixed}, r varied", fontsize=10)
-    for ax in axes[-1]:
-        ax.set_xlabel("test prompt length n*")
-    fig.suptitle("Single-index ICL: pretrained models' risk depends on r, not d; test-prompt-only learners' on d")
-    fig.tight_layout()
-    save(fig, png)
+    names = [LEARNER_LABELS[name] for name in learners]
+    grid = sns.FacetGrid(tidy(cube, learners, cases), row="name", col="part", row_order=names, col_order=list(cases),
+                         sharex=True, sharey=True, height=2.9, aspect=2.07)
+    grid.map_dataframe(risk_panel)
+    grid.set(xscale="log", ylim=(0.0, 1.6))
+    for ax in grid.axes.flat:
+        ax.set_xscale("log", base=2)
+    grid.set_titles("{row_name}: {col_name}", size=10)
+    grid.set_axis_labels("test prompt length n*", "risk / zero's")
+    for ax in grid.axes.flat:
+        ax.legend(fontsize=8, loc="best")
+    title = "Single-index ICL: pretrained models' risk depends on r, not d; test-prompt-only learners' on d"
+    grid.figure.suptitle(title)
+    grid.tight_layout()
+    save(grid.figure, png)

@@ -10,24 +10,29 @@ from __future__ import annotations
 import os
 
 import matplotlib.pyplot as plt
+import pandas as pd
 import xarray as xr
 
-from iclab.plots import save, theme
+from iclab.plots import colours, lines_with_bands, save, theme
+
+
+def seed_range(values: xr.DataArray) -> pd.DataFrame:
+    """Tidy frame of the mean over seeds and the seeds' range (min to max) at each (d, T₁)."""
+    stats = {"mean": values.mean("seed"), "low": values.min("seed"), "high": values.max("seed")}
+    return xr.Dataset(stats).reset_coords(drop=True).to_dataframe().reset_index()
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.5))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    t1 = cube.t1.values
-    for color, d in zip(colors, cube.d.values):
-        at = cube.sel(d=d)
-        smallest = at.principal_cosines.min("principal_angle").transpose("t1", "seed").values
-        for ax, values in ((axes[0], smallest), (axes[1], at.subspace_energy.transpose("t1", "seed").values)):
-            mean, lo, hi = values.mean(axis=1), values.min(axis=1), values.max(axis=1)
-            ax.plot(t1, mean, "o-", color=color, label=f"d = {d}")
-            ax.fill_between(t1, lo, hi, color=color, alpha=0.2, linewidth=0)
-        axes[1].axhline(float(at.subspace_energy_chance.max()), color=color, linestyle="--", linewidth=0.8)
+    palette = colours([f"d = {d}" for d in cube.d.values])
+    for ax, values in ((axes[0], cube.principal_cosines.min("principal_angle")), (axes[1], cube.subspace_energy)):
+        frame = seed_range(values)
+        frame["label"] = [f"d = {d}" for d in frame.d]
+        lines_with_bands(frame, x="t1", hue="label", palette=palette, ax=ax, marker="o")
+    for d in cube.d.values:
+        chance = float(cube.subspace_energy_chance.sel(d=d).max())
+        axes[1].axhline(chance, color=palette[f"d = {d}"], linestyle="--", linewidth=0.8)
     r = int(cube.principal_angle.size)
     axes[0].set_ylabel(f"smallest principal cosine (V vs top-{r} of W)")
     axes[1].set_ylabel("mean row energy in V (dashed: random rows, r/d)")

@@ -12,49 +12,66 @@ from __future__ import annotations
 
 import os
 
-import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 import xarray as xr
 
 from iclab.experiments.zfb_figure1.conditions import FIXED
-from iclab.plots import save, theme
+from iclab.plots import colours, lines_with_bands, save, theme
+
+PANELS = {True: "fixed", False: "random (scale c)"}  # test on the fixed covariance?
+REFERENCES = {  # column of the tidy frame → its line style
+    "lsa_limit": dict(linestyle="--", linewidth=1, label="LSA limit (theory)"),
+    "ols": dict(linestyle=":", linewidth=1, label="least squares (exact for M ≥ d)"),
+    "zero": dict(linestyle="-.", linewidth=0.8, label="zero estimator"),
+}
+
+
+def tidy(cube: xr.Dataset) -> pd.DataFrame:
+    """One row per (train, test, M ≥ 1): GPT-2's error / d (mean over seeds) and its bootstrap band, the LSA limit,
+    least squares' and the zero estimator's error / d, and the panel (fixed or random test covariance)."""
+    at = cube.isel(n=0, position=slice(1, None))
+    d = at.d
+    risk = at.risk.isel(seed=0) / d
+    columns = {
+        "mean": at.gpt2_error,
+        "low": at.gpt2_band_low,
+        "high": at.gpt2_band_high,
+        "lsa_limit": at.lsa_limit_error,
+        "ols": risk.sel(learner="ols", drop=True),
+        "zero": risk.sel(learner="zero", drop=True),
+    }
+    frame = xr.Dataset(columns).reset_coords(drop=True).to_dataframe().reset_index()
+    frame["panel"] = [PANELS[test == FIXED] for test in frame.test]
+    frame["label"] = [f"GPT-2, test {test}" for test in frame.test]
+    return frame
+
+
+def references(data: pd.DataFrame, palette: dict, color=None, label=None) -> None:
+    """The theory and baselines of one facet, in each test covariance's colour."""
+    for level, group in data.groupby("label", sort=False):
+        for column, style in REFERENCES.items():
+            sns.lineplot(data=group, x="position", y=column, color=palette[level], estimator=None, errorbar=None,
+                         **{key: value for key, value in style.items() if key != "label"})
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     n = int(cube.n.values[0])
-    trains = list(cube.train.values)
-    fig, axes = plt.subplots(len(trains), 2, figsize=(12.0, 4.5 * len(trains)), squeeze=False, sharey=True)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    randoms = [t for t in cube.test.values if t != FIXED]
-    for row, train in enumerate(trains):
-        for col, tests in enumerate(([FIXED], randoms)):
-            ax = axes[row, col]
-            for color, test in zip(colors, tests):
-                at = cube.sel(train=train, n=n, test=test)
-                ms = at.position.values[1:]
-                d = float(at.d)
-                ax.plot(ms, at.gpt2_error.sel(position=ms), "-", color=color, label=f"GPT-2, test {test}")
-                ax.fill_between(
-                    ms,
-                    at.gpt2_band_low.sel(position=ms),
-                    at.gpt2_band_high.sel(position=ms),
-                    color=color,
-                    alpha=0.25,
-                    linewidth=0,
-                )
-                ax.plot(ms, at.lsa_limit_error.sel(position=ms), "--", color=color, linewidth=1)
-                ax.plot(ms, at.risk.sel(learner="ols", position=ms).isel(seed=0) / d, ":", color=color, linewidth=1)
-                ax.plot(ms, at.risk.sel(learner="zero", position=ms).isel(seed=0) / d, "-.", color=color, linewidth=0.8)
-            ax.plot([], [], "k--", linewidth=1, label="LSA limit (theory)")
-            ax.plot([], [], "k:", linewidth=1, label="least squares (exact for M ≥ d)")
-            ax.plot([], [], "k-.", linewidth=0.8, label="zero estimator")
-            ax.axvline(n, color="k", linestyle=":", linewidth=0.8)
-            ax.set_yscale("log")
-            ax.set_ylim(1e-2, 1e4)
-            ax.set_title(f"trained on {train} covariance, tested on {'fixed' if col == 0 else 'random (scale c)'}")
-            ax.set_xlabel("in-context examples M")
-            ax.set_ylabel("squared error / d")
-            ax.legend(fontsize=7)
-    fig.suptitle(f"GPT-2 under covariate shift (training length N = {n}, dotted line); 90% bootstrap bands")
-    fig.tight_layout()
-    save(fig, png)
+    frame = tidy(cube)
+    palette = colours(frame.label.unique())
+    grid = sns.FacetGrid(frame, row="train", col="panel", col_order=list(PANELS.values()), height=4.5, aspect=1.33,
+                         sharey=True, margin_titles=False)
+    grid.map_dataframe(lines_with_bands, x="position", hue="label", palette=palette, alpha=0.25)
+    grid.map_dataframe(references, palette=palette)
+    grid.set(yscale="log", ylim=(1e-2, 1e4))
+    grid.refline(x=n, color="k", linestyle=":", linewidth=0.8)
+    grid.set_titles("trained on {row_name} covariance, tested on {col_name}")
+    grid.set_axis_labels("in-context examples M", "squared error / d")
+    for ax in grid.axes.flat:
+        for style in REFERENCES.values():
+            ax.plot([], [], color="k", **style)
+        ax.legend(fontsize=7)
+    grid.figure.suptitle(f"GPT-2 under covariate shift (training length N = {n}, dotted line); 90% bootstrap bands")
+    grid.tight_layout()
+    save(grid.figure, png)

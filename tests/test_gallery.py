@@ -1,0 +1,102 @@
+"""The front page's gallery (iclab.gallery): images downscaled to a palette PNG with a provenance footer, and a
+manifest whose sizes, commits and config hash are checked against the files, git and hashlib."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from PIL import Image
+
+from iclab.cubes import EXPERIMENT_KIND, write_cube
+from iclab.errors import CubeError, UsageError
+from iclab.gallery import FOOTER, MAX_WIDTH, make_gallery
+
+RED, BLUE = (200, 30, 30), (30, 30, 200)
+CONFIG = {"experiments": {"ltb_gap": {"seeds": 3}}, "threads": 1}
+
+
+def two_colour_png(path: Path, width: int, height: int) -> Path:
+    """Left half red, right half blue."""
+    pixels = np.zeros((height, width, 3), dtype=np.uint8)
+    pixels[:, : width // 2] = RED
+    pixels[:, width // 2 :] = BLUE
+    Image.fromarray(pixels).save(path)
+    return path
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def cube(path: Path, experiment: str) -> Path:
+    write_cube(xr.Dataset({"risk": ("n", [1.0])}), path, kind=EXPERIMENT_KIND, spec={"experiment": experiment})
+    return path
+
+
+def test_images_are_downscaled_palette_pngs_with_a_stamp_and_the_manifest_matches_the_files(tmp_path):
+    png = two_colour_png(tmp_path / "ltb_gap.png", 2 * MAX_WIDTH, 1000)
+    manifest = make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG,
+                            ["config.yaml"])
+    out = tmp_path / "out" / "ltb_gap.png"
+    with Image.open(out) as image:
+        assert image.mode == "P" and image.size == (MAX_WIDTH, 500 + FOOTER)
+        pixels = np.asarray(image.convert("RGB")).astype(int)
+    np.testing.assert_allclose(pixels[250, MAX_WIDTH // 4], RED, atol=8)
+    np.testing.assert_allclose(pixels[250, 3 * MAX_WIDTH // 4], BLUE, atol=8)
+    footer = pixels[500:]
+    assert (footer.sum(axis=-1) < 500).any(), "no text in the footer"
+    assert (footer[:, -50:] == 255).all(), "the footer is white around the text"
+
+    expected_hash = hashlib.sha256(json.dumps(CONFIG, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    head = git("rev-parse", "HEAD")
+    edited = bool(git("status", "--porcelain", "--untracked-files=no"))
+    assert manifest == json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["config"] == {"files": ["config.yaml"], "hash": expected_hash[:12]}
+    assert manifest["drawn_by"] == head + "+modified" * edited
+    (entry,) = manifest["images"]
+    assert entry["image"] == "ltb_gap.png" and entry["cube_commit"] == head
+    assert entry["bytes"] == out.stat().st_size == manifest["total_bytes"]
+    assert entry["bytes"] < png.stat().st_size
+
+
+def test_a_small_patch_of_colour_survives_the_palette_beside_a_colour_map(tmp_path):
+    """A 300-colour gradient (a heatmap's colour map) and a small orange marker: the marker keeps its colour."""
+    pixels = np.zeros((400, 600, 3), dtype=np.uint8)
+    ramp = np.linspace(0, 1, 600)
+    pixels[:] = np.stack([68 + 185 * ramp, 1 + 230 * ramp, 84 - 50 * ramp], axis=-1).astype(np.uint8)[None]
+    orange = (230, 120, 0)
+    pixels[190:200, 290:300] = orange
+    png = tmp_path / "ltb_gap.png"
+    Image.fromarray(pixels).save(png)
+    make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG, ["config.yaml"])
+    with Image.open(tmp_path / "out" / "ltb_gap.png") as image:
+        drawn = np.asarray(image.convert("RGB")).astype(int)
+    np.testing.assert_allclose(drawn[195, 295], orange, atol=12)
+    assert np.abs(drawn[:400] - pixels).max() <= 12
+
+
+def test_a_narrow_figure_keeps_its_size(tmp_path):
+    png = two_colour_png(tmp_path / "ltb_gap.png", 600, 300)
+    make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG, ["config.yaml"])
+    with Image.open(tmp_path / "out" / "ltb_gap.png") as image:
+        assert image.size == (600, 300 + FOOTER)
+
+
+def test_a_figure_without_its_cube_is_refused_by_name_before_anything_is_written(tmp_path):
+    pngs = [two_colour_png(tmp_path / f"{name}.png", 60, 30) for name in ("ltb_gap", "lsa_rates")]
+    with pytest.raises(UsageError, match=r"no cube for the figures \['lsa_rates'\]"):
+        make_gallery(pngs, [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG, ["config.yaml"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cube_of_another_experiment_is_refused(tmp_path):
+    png = two_colour_png(tmp_path / "ltb_gap.png", 60, 30)
+    wrong = cube(tmp_path / "ltb_gap.nc", "lsa_rates")
+    with pytest.raises(CubeError, match="a cube of experiment 'lsa_rates', not 'ltb_gap'"):
+        make_gallery([png], [wrong], tmp_path / "out", CONFIG, ["config.yaml"])
