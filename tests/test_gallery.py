@@ -95,6 +95,21 @@ def test_a_figure_without_its_cube_is_refused_by_name_before_anything_is_written
     assert not (tmp_path / "out").exists()
 
 
+def test_the_claims_table_is_copied_under_a_line_naming_the_commit_and_config(tmp_path):
+    table = tmp_path / "claims.md"
+    table.write_text("| claim | verdict |\n|---|---|\n| LSA learns Γ⁻¹ | holds |\n")
+    png = two_colour_png(tmp_path / "ltb_gap.png", 60, 30)
+    manifest = make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG,
+                            ["config.yaml"], claims=table)
+    header, copied = (tmp_path / "out" / "claims.md").read_text().split("\n\n", 1)
+    assert copied == table.read_text() and manifest["claims"] == "claims.md"
+    assert manifest["drawn_by"] in header and manifest["config"]["hash"] in header and "config.yaml" in header
+    with pytest.raises(UsageError, match="--claims .*nope.md: no such file"):
+        make_gallery([png], [tmp_path / "ltb_gap.nc"], tmp_path / "again", CONFIG, ["config.yaml"],
+                     claims=tmp_path / "nope.md")
+    assert not (tmp_path / "again").exists()
+
+
 def test_a_cube_of_another_experiment_is_refused(tmp_path):
     png = two_colour_png(tmp_path / "ltb_gap.png", 60, 30)
     wrong = cube(tmp_path / "ltb_gap.nc", "lsa_rates")

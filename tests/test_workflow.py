@@ -400,6 +400,8 @@ def test_gallery_target_stamps_every_figure_of_the_run_without_redrawing(finishe
         assert entry["cube_commit"] == cube_of(finished_run, Path(entry["image"]).stem).attrs["iclab_git_commit"]
         assert entry["bytes"] == (finished_run / "docs/gallery" / entry["image"]).stat().st_size
     assert manifest["total_bytes"] == sum(entry["bytes"] for entry in manifest["images"])
+    copied = (finished_run / "docs/gallery/claims.md").read_text()
+    assert copied.endswith((finished_run / "results/tables/claims.md").read_text())
 
 
 @pytest.mark.e2e

@@ -237,7 +237,7 @@ def cmd_table(args: argparse.Namespace) -> None:
 def cmd_gallery(args: argparse.Namespace) -> None:
     from iclab.gallery import make_gallery
 
-    manifest = make_gallery(args.figures, args.cubes, args.out_dir, args.config, args.config_files)
+    manifest = make_gallery(args.figures, args.cubes, args.out_dir, args.config, args.config_files, args.claims)
     log.info("wrote %d images (%.2f MB) and %s/manifest.json", len(manifest["images"]), manifest["total_bytes"] / 1e6,
              args.out_dir)
 
@@ -324,6 +324,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="results/cubes/<name>.nc of each figure")
     s.add_argument("--config", type=json_arg, required=True, help="the run's resolved config, as JSON")
     s.add_argument("--config-files", nargs="+", required=True, help="the config files the run was given")
+    s.add_argument("--claims", type=Path, help="the run's results/tables/claims.md, copied beside the images")
     s.add_argument("--out-dir", type=Path, required=True)
     s.set_defaults(run=cmd_gallery)
 

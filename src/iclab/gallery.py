@@ -25,6 +25,7 @@ from iclab.hashing import spec_hash
 MAX_WIDTH = 1400  # pixels: GitHub shows a README image at most ~900 px wide; 1400 keeps it sharp when zoomed
 FOOTER = 28  # pixels of the stamp line
 MANIFEST = "manifest.json"
+CLAIMS = "claims.md"
 
 
 def drawing_commit() -> str:
@@ -59,15 +60,31 @@ def gallery_image(png: Path, line: str, out: Path) -> int:
     return out.stat().st_size
 
 
+def copy_claims(table: Path, out: Path, drawn_by: str, config: dict[str, str]) -> str:
+    """The claims table ``table`` at ``out``, under a line naming the commit that copied it and the config."""
+    header = (f"*The claims table of the run the gallery shows: copied at {drawn_by}, config "
+              f"{', '.join(config['files'])} (resolved {config['hash']}); see [the claims page](../claims.md).*\n\n")
+    atomic_write(out, lambda tmp: tmp.write_text(header + table.read_text()))
+    return out.name
+
+
 def make_gallery(
-    figures: Sequence[Path], cubes: Sequence[Path], out_dir: Path, config: dict[str, Any], config_files: list[str]
+    figures: Sequence[Path],
+    cubes: Sequence[Path],
+    out_dir: Path,
+    config: dict[str, Any],
+    config_files: list[str],
+    claims: Path | None = None,
 ) -> dict[str, Any]:
-    """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance) and the
-    manifest; return the manifest."""
+    """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance), the run's
+    claims table (``claims``, a claims.md) beside them under a line naming the same, and the manifest; return the
+    manifest."""
     by_name = {Path(cube).stem: Path(cube) for cube in cubes}
     missing = [Path(png).stem for png in figures if Path(png).stem not in by_name]
     if missing:
         raise UsageError(f"--cubes has no cube for the figures {missing}: pass results/cubes/<name>.nc for each")
+    if claims is not None and not Path(claims).is_file():
+        raise UsageError(f"--claims {claims}: no such file; make it first: snakemake results/tables/claims.md")
     run_config = {"files": config_files, "hash": spec_hash(config)}
     drawn_by = drawing_commit()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -81,6 +98,8 @@ def make_gallery(
                        "cube_spec_hash": cube.attrs["iclab_spec_hash"]})
     manifest = {"drawn_by": drawn_by, "config": run_config, "total_bytes": sum(i["bytes"] for i in images),
                 "images": images}
+    if claims is not None:
+        manifest["claims"] = copy_claims(Path(claims), out_dir / CLAIMS, drawn_by, run_config)
     atomic_write(out_dir / MANIFEST, lambda tmp: tmp.write_text(json.dumps(manifest, indent=2) + "\n"))
     return manifest
 

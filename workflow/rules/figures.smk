@@ -85,13 +85,15 @@ rule claims:
 
 rule gallery:
     """The front page's images: every figure of this run downscaled into docs/gallery/, stamped with the commit that
-    drew it, the commit that made its cube and the config; a manifest lists them with their sizes. Not part of
-    `all`: `snakemake --cores 2 gallery` after a run of the default config."""
+    drew it, the commit that made its cube and the config, and the run's claims table; a manifest lists them with
+    their sizes. Not part of `all`: `snakemake --cores 2 gallery` after a run of the default config."""
     input:
         figures=[f"results/figures/{name}.png" for name in figure_names()],
         cubes=[f"results/cubes/{name}.nc" for name in figure_names()],
+        claims="results/tables/claims.md",
     output:
         images=[f"docs/gallery/{name}.png" for name in figure_names()],
+        claims="docs/gallery/claims.md",
         manifest="docs/gallery/manifest.json",
     log:
         "results/logs/gallery.log",
@@ -105,4 +107,4 @@ rule gallery:
         ENV
     shell:
         "python -m iclab gallery --figures {input.figures} --cubes {input.cubes} --config {params.config:q}"
-        " --config-files {params.config_files:q} --out-dir docs/gallery > {log} 2>&1"
+        " --config-files {params.config_files:q} --claims {input.claims} --out-dir docs/gallery > {log} 2>&1"
