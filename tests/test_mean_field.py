@@ -224,10 +224,10 @@ def test_birth_death_events_by_hand(rate):
     """Particle 0 has β = +1 (above the mean), particle 1 β = −1 (below), the other six β = 0 (no event). By the
     scheme (Rotskoff et al. 2019, conservative): 0 is killed with probability p = 1 − exp(−rate·|β|·lr), its slot
     copying a uniform particle; 1 is duplicated with probability p, the copy overwriting a uniform slot. So 0 is
-    never duplicated, 1 never removed, and over 4000 generators
+    never duplicated, 1 never removed, and over 2000 generators
     P(0 gone) = 1 − (1 − p(1 − 1/M))(1 − p/M)   (its own death to another particle, or 1's copy landing on it),
     P(1 twice or more) = 1 − (1 − p(1 − 1/M))(1 − p/M)   (its own birth elsewhere, or 0's slot copying it)."""
-    m, draws = 8, 4000
+    m, draws = 8, 2000
     torch.manual_seed(7)
     model = MeanFieldTransformer(d=4, k=3, width=m)
     start = particles(model)
@@ -255,10 +255,10 @@ def test_a_birth_death_step_lowers_the_two_timescale_objective_in_expectation():
     L by −rate·lr·mean_m β_m² to first order in expectation (β_m = δL/δμ(θ_m) − mean, computed here by finite
     differences of L((1 − ε)μ + εδ_m) on a fixed sample of x, independent of the fitter's potentials). 100
     random particles whose a's scale spans 30× (spread potentials), at most a 5% event chance each. The mean of L
-    after the step over 1000 generators falls below L before by more than 4 standard errors (measured: L 0.351,
-    change −0.0059 ± 0.0005; the first order alone −0.0092, the rest second order: each event moves 1/100 of the
+    after the step over 500 generators falls below L before by more than 4 standard errors (measured: L 0.351,
+    change −0.0058 ± 0.0007; the first order alone −0.0092, the rest second order: each event moves 1/100 of the
     mass)."""
-    m, draws, eps = 100, 1000, 1e-5
+    m, draws, eps = 100, 500, 1e-5
     torch.manual_seed(11)
     model = MeanFieldTransformer(d=4, k=3, width=m).double()
     with torch.no_grad():
