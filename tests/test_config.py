@@ -117,6 +117,11 @@ DELETE = object()
             r"single_index\.train\.stage1_queries: 'first' is not allowed; allowed: last, all",
         ),
         (("experiments", "single_index", "n_test"), 3, r"single_index\.n_test: 3 is out of range; must be >= 4"),
+        (
+            ("experiments", "probe_layers", "lstm", "train", "precision"),
+            "float16",
+            r"lstm\.train\.precision: 'float16' is not allowed; allowed: float32, bfloat16",
+        ),
     ],
 )
 def test_bad_configs_name_the_key(default_config, path, value, expected):

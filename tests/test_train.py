@@ -54,6 +54,35 @@ def test_gd_beta_training_reaches_the_closed_form_optimum():
     assert losses[-200:].mean() == pytest.approx(opt.risk, rel=0.05)
 
 
+def test_bfloat16_precision_runs_the_forward_pass_in_bfloat16_and_keeps_float32_weights(monkeypatch):
+    """train.precision bfloat16: a forward hook on the LSTM's read-out sees bfloat16 outputs in training, while the
+    weights stay float32 and the loss finite; at float32 (the default) it sees float32, and the spec leaves the field
+    out (the hashes of models trained before it existed stand)."""
+    from iclab.fit import sgd
+
+    seen = []
+
+    def hooked(spec, d):
+        model = build_model(spec, d)
+        model.read_out.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
+        return model
+
+    monkeypatch.setattr(sgd, "build_model", hooked)
+    lstm = {"name": "lstm", "hidden": 8, "n_layer": 2}
+    specs = {}
+    for precision, dtype in (("bfloat16", torch.bfloat16), ("float32", torch.float32)):
+        seen.clear()
+        spec = {"model": lstm, "task": TASK.to_dict(), "seed": 0,
+                "train": {"steps": 3, "batch_size": 16, "lr": 1e-3, "precision": precision}}
+        model, losses, _ = train(TrainJob.from_dict(spec))
+        assert seen and set(seen) == {dtype}
+        assert all(p.dtype == torch.float32 for p in model.parameters()) and np.isfinite(losses).all()
+        specs[precision] = TrainJob.from_dict(spec)
+    assert "precision" not in specs["float32"].to_dict()["train"]
+    assert specs["bfloat16"].to_dict()["train"]["precision"] == "bfloat16"
+    assert specs["bfloat16"].hash != specs["float32"].hash
+
+
 def test_divergence_is_a_clear_error():
     with pytest.raises(TrainingDiverged, match=r"lower train\.lr"):
         train(job(name="lsa", steps=200, lr=50.0, optimizer="sgd", schedule="constant"))

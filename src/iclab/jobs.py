@@ -43,7 +43,7 @@ class DataJob:
 
 # Training fields added after the first models were trained are left out of specs at their default,
 # so adding them renamed no existing job.
-LATER_FIELDS = {"snapshot_every": None, "curriculum": None, "pretraining_prompts": None}
+LATER_FIELDS = {"snapshot_every": None, "curriculum": None, "pretraining_prompts": None, "precision": "float32"}
 
 
 def train_fields(cfg: Any) -> dict[str, Any]:

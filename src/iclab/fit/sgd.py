@@ -42,6 +42,7 @@ class TrainConfig:
         None  # Garg et al.: {"dims": [start, step], "points": [start, step], "every": n}
     )
     pretraining_prompts: int | None = None  # T: batches drawn from T fixed prompts (many epochs), not fresh ones
+    precision: str = schema_default("train", "precision")  # float32 | bfloat16: autocast of the forward pass and loss
 
 
 def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]:
@@ -160,7 +161,8 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
-        loss = prompt_loss(model, xs, ys, cfg.loss_positions)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+            loss = prompt_loss(model, xs, ys, cfg.loss_positions)
         loss.backward()
         if cfg.grad_clip is not None:
             nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
