@@ -43,14 +43,14 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         model = cube.sel(probed=label)
         model = model.sel(layer=np.isfinite(model.soe_ols).values)  # this model's layers
         for row, (measure, title) in zip(axes[2 * index : 2 * index + 2], MEASURES.items()):
-            draw_row(fig, row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}")
+            draw_row(row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}")
     fig.set_layout_engine("constrained")
     kappa = f", κ(Σ) = {float(cube.condition_number):g}" if "condition_number" in cube.coords else ""
     fig.suptitle(f"Layers vs iterative Newton and gradient descent (d = {int(cube.d)}{kappa}; mean over seeds)")
     save(fig, png)
 
 
-def draw_row(fig: plt.Figure, row, model: xr.Dataset, measure: str, title: str) -> None:
+def draw_row(row, model: xr.Dataset, measure: str, title: str) -> None:
     """One model and measure: the Newton and GD heatmaps, and the best-matching counts per layer."""
     newton = model[f"{measure}_newton"].transpose("layer", "newton_iterations")
     gd = model[f"{measure}_gd"].transpose("layer", "gd_steps")
