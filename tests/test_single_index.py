@@ -135,7 +135,7 @@ def test_tuned_predictor_takes_the_best_candidate_at_every_position():
     best = np.array([0, 2, 1, 3, 0, 2])
     offsets = np.arange(4)[:, None] - best[None, :]  # (G, K)
 
-    def grid(xs, ys):
+    def grid(xs, ys, chosen=None):
         out = ys[None] + offsets[:, None, :].astype(float)  # (G, B, K)
         out[:, :, 0] = np.nan
         return out
@@ -287,6 +287,36 @@ def test_gpt2_trains_on_prompts_of_the_test_length_and_the_two_stage_model_on_pr
         assert point.task_for(gpt2) == point.eval_task and point.eval_task["n_points"] == cfg["n_test"] + 1
         d = point.task["d"]
         assert point.task_for(two_stage)["n_points"] == cfg["n_pretrain_scale"] * d ** cfg["n_pretrain_power"] + 1
+
+
+def test_grids_computed_for_the_chosen_entries_only_hold_the_same_bits():
+    """The evaluation set computes only the entry chosen at each position (one learning rate, GD up to the chosen
+    step; the kernels and penalties chosen): those values equal the full grid's bit for bit, the rest are NaN."""
+    task = SingleIndexTask(d=3, r=1, n_points=9)
+    batch = task.sample(5, batch_generator(4, 1, 0))
+    positions = prompt_only.net_positions(task.n_points)
+    grids = {
+        "krr": (prompt_only.krr_grid, 25),
+        "random features": (lambda xs, ys, chosen=None: prompt_only.random_features_grid(xs, ys, 8, chosen=chosen), 5),
+        "two-layer net": (lambda xs, ys, chosen=None: prompt_only.two_layer_net_grid(xs, ys, positions, chosen=chosen),
+                          len(prompt_only.NET_LEARNING_RATES) * len(prompt_only.NET_CHECKPOINTS)),
+    }
+    rng = np.random.default_rng(0)
+    for name, (grid, size) in grids.items():
+        full = grid(batch.xs, batch.ys)
+        chosen = rng.integers(0, size, size=task.n_points)
+        chosen[positions[0]], chosen[positions[1]] = 0, size - 1  # the zero predictor; the last step of the last lr
+        part = grid(batch.xs, batch.ys, chosen=chosen)
+        picked = np.take_along_axis(part, chosen[None, None, :], axis=0)[0]
+        np.testing.assert_array_equal(picked, np.take_along_axis(full, chosen[None, None, :], axis=0)[0], err_msg=name)
+        if name == "two-layer net":  # at each position: the chosen learning rate, its steps up to the chosen one
+            steps = len(prompt_only.NET_CHECKPOINTS)
+            for k in positions:
+                kept = np.arange(chosen[k] // steps * steps, chosen[k] + 1)
+                assert np.isnan(np.delete(part[:, :, k], kept, axis=0)).all(), k
+        else:  # entries chosen nowhere are not computed
+            assert np.isnan(np.delete(part, np.unique(chosen), axis=0)).all(), name
+        assert np.isnan(part).sum() > np.isnan(full).sum(), name
 
 
 def test_kernel_grids_do_not_depend_on_how_prompts_are_chunked(monkeypatch):

@@ -59,41 +59,62 @@ def krr_prefix_predictions(xs: torch.Tensor, ys: torch.Tensor, bandwidth: float,
     return krr_prefix_from_gram(gram, ys, penalty)
 
 
-def random_features_grid(xs: np.ndarray, ys: np.ndarray, width: int, seed: int = 0) -> np.ndarray:
+def random_features_grid(
+    xs: np.ndarray, ys: np.ndarray, width: int, seed: int = 0, chosen: np.ndarray | None = None
+) -> np.ndarray:
     """Ridge regression on M = ``width`` random features φ(x) = σ(Wx) (sigmoid, rows of W ~ N(0, I/d):
     the mean-field transformer's first layer at initialisation), fitted to each prompt's prefix, for
     every penalty of ``KRR_PENALTIES``: (G, B, K). Solved as kernel ridge with the Gram matrix ΦΦᵀ/M
-    (the same predictions as the primal ridge on φ/√M), one Cholesky factorisation per prompt."""
+    (the same predictions as the primal ridge on φ/√M), one Cholesky factorisation per prompt.
+    With ``chosen`` (K,) only the entries it names are computed (``wanted``); the others are NaN."""
     d = xs.shape[-1]
     weights = torch.randn(width, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) / math.sqrt(d)
-    out = []
+    entries = wanted(len(KRR_PENALTIES), chosen)
+    out = np.full((len(KRR_PENALTIES), *ys.shape), np.nan)
     for start in range(0, len(xs), KERNEL_CHUNK):
-        x, y = torch.as_tensor(xs[start : start + KERNEL_CHUNK]), torch.as_tensor(ys[start : start + KERNEL_CHUNK])
+        rows = slice(start, start + KERNEL_CHUNK)
+        x, y = torch.as_tensor(xs[rows]), torch.as_tensor(ys[rows])
         features = torch.sigmoid(x @ weights.T)  # (c, K, M)
         gram = features @ features.transpose(1, 2) / width  # (c, K, K)
-        out.append(torch.stack([krr_prefix_from_gram(gram, y, penalty) for penalty in KRR_PENALTIES]).numpy())
-    return np.concatenate(out, axis=1)
+        for g in entries:
+            out[g, rows] = krr_prefix_from_gram(gram, y, KRR_PENALTIES[g]).numpy()
+    return out
 
 
-def krr_grid(xs: np.ndarray, ys: np.ndarray, bandwidths: tuple[float, ...] = KRR_BANDWIDTHS) -> np.ndarray:
+def krr_grid(
+    xs: np.ndarray, ys: np.ndarray, bandwidths: tuple[float, ...] = KRR_BANDWIDTHS, chosen: np.ndarray | None = None
+) -> np.ndarray:
     """Predictions for every (bandwidth, penalty) of the grid: (G, B, K), bandwidth-major.
-    The distances are computed once per chunk and the kernel once per bandwidth."""
-    out = []
+    The distances are computed once per chunk and the kernel once per bandwidth. With ``chosen`` (K,) only the
+    entries it names are computed (``wanted``); the others are NaN."""
+    entries = wanted(len(bandwidths) * len(KRR_PENALTIES), chosen)
+    out = np.full((len(bandwidths) * len(KRR_PENALTIES), *ys.shape), np.nan)
     for start in range(0, len(xs), KERNEL_CHUNK):
-        x, y = torch.as_tensor(xs[start : start + KERNEL_CHUNK]), torch.as_tensor(ys[start : start + KERNEL_CHUNK])
+        rows = slice(start, start + KERNEL_CHUNK)
+        x, y = torch.as_tensor(xs[rows]), torch.as_tensor(ys[rows])
         sq_distances = torch.cdist(x, x) ** 2  # (c, K, K)
-        predictions = []
-        for bandwidth in bandwidths:
-            gram = rbf_gram(sq_distances, bandwidth, x.shape[-1])
-            predictions += [krr_prefix_from_gram(gram, y, penalty) for penalty in KRR_PENALTIES]
-        out.append(torch.stack(predictions).numpy())
-    return np.concatenate(out, axis=1)
+        for i, bandwidth in enumerate(bandwidths):
+            needed = [g for g in entries if g // len(KRR_PENALTIES) == i]
+            gram = rbf_gram(sq_distances, bandwidth, x.shape[-1]) if needed else None
+            for g in needed:
+                out[g, rows] = krr_prefix_from_gram(gram, y, KRR_PENALTIES[g % len(KRR_PENALTIES)]).numpy()
+    return out
 
 
-def two_layer_net_grid(xs: np.ndarray, ys: np.ndarray, positions: list[int], seed: int = 0) -> np.ndarray:
+def wanted(size: int, chosen: np.ndarray | None) -> list[int]:
+    """The grid entries to compute: all ``size`` of them, or those that ``chosen`` (one per position) names.
+    Each entry is computed alone, so computing fewer changes none of their bits."""
+    return list(range(size)) if chosen is None else sorted(set(np.asarray(chosen).tolist()))
+
+
+def two_layer_net_grid(
+    xs: np.ndarray, ys: np.ndarray, positions: list[int], seed: int = 0, chosen: np.ndarray | None = None
+) -> np.ndarray:
     """A two-layer ReLU network f(x) = Σⱼ aⱼ ReLU(⟨wⱼ, x⟩ + bⱼ)/√m fitted by full-batch GD to each
     prompt's first k points, for every k in ``positions``; the prediction at x_k is read at every
     step of ``NET_CHECKPOINTS`` and for every learning rate: (G, B, K), NaN at other positions.
+    With ``chosen`` (K,) only the entry it names at each position is computed: one learning rate, GD run to the
+    chosen step only (the steps before it are the same whatever comes after); the others are NaN.
 
     Initialisation, the same for every prompt: wⱼ ~ N(0, I/d), bⱼ ~ Unif[−1, 1], a = 0 (so that
     step 0 is the zero predictor and early stopping can fall back to it).
@@ -108,29 +129,45 @@ def two_layer_net_grid(xs: np.ndarray, ys: np.ndarray, positions: list[int], see
         y_all = torch.as_tensor(ys[start : start + NET_CHUNK], dtype=torch.float32)  # (c, K)
         for k in positions:
             for i, lr in enumerate(NET_LEARNING_RATES):
-                rows = slice(i * len(NET_CHECKPOINTS), (i + 1) * len(NET_CHECKPOINTS))
-                out[rows, start : start + NET_CHUNK, k] = fit_two_layer_nets(
-                    x_all[:, :k], y_all[:, :k], x_all[:, k], w0, b0, lr
-                )
+                first = i * len(NET_CHECKPOINTS)
+                steps = NET_CHECKPOINTS if chosen is None else checkpoints_up_to(chosen[k] - first)
+                if steps:
+                    out[first : first + len(steps), start : start + NET_CHUNK, k] = fit_two_layer_nets(
+                        x_all[:, :k], y_all[:, :k], x_all[:, k], w0, b0, lr, steps
+                    )
     return out
 
 
+def checkpoints_up_to(index: int) -> tuple[int, ...]:
+    """The steps of ``NET_CHECKPOINTS`` up to its entry ``index`` (none if ``index`` is outside it)."""
+    return NET_CHECKPOINTS[: index + 1] if 0 <= index < len(NET_CHECKPOINTS) else ()
+
+
 def fit_two_layer_nets(
-    xs: torch.Tensor, ys: torch.Tensor, queries: torch.Tensor, w0: torch.Tensor, b0: torch.Tensor, lr: float
+    xs: torch.Tensor,
+    ys: torch.Tensor,
+    queries: torch.Tensor,
+    w0: torch.Tensor,
+    b0: torch.Tensor,
+    lr: float,
+    checkpoints: tuple[int, ...] | None = None,
 ) -> np.ndarray:
     """GD on each prompt's own mean squared error, one network per prompt (c, k, d), (c, k); the
-    query predictions (c, d) at the steps of ``NET_CHECKPOINTS``: (len(NET_CHECKPOINTS), c).
-    Gradients in closed form (the network has two layers)."""
+    query predictions (c, d) at the steps of ``checkpoints`` (default ``NET_CHECKPOINTS``; GD stops at the last):
+    (len(checkpoints), c). Gradients in closed form (the network has two layers)."""
+    checkpoints = NET_CHECKPOINTS if checkpoints is None else checkpoints
     c, k, _ = xs.shape
     scale = 1 / math.sqrt(NET_WIDTH)
     w = w0.expand(c, *w0.shape).clone()  # (c, m, d)
     bias = b0.expand(c, *b0.shape).clone()  # (c, m)
     a = torch.zeros(c, NET_WIDTH)  # (c, m)
     readouts = []
-    for step in range(NET_CHECKPOINTS[-1] + 1):
-        if step in NET_CHECKPOINTS:
+    for step in range(checkpoints[-1] + 1):
+        if step in checkpoints:
             hidden_q = torch.relu(torch.einsum("cmd,cd->cm", w, queries) + bias)  # (c, m)
             readouts.append((scale * (hidden_q * a).sum(-1)).numpy())
+        if step == checkpoints[-1]:
+            break
         pre = xs @ w.transpose(1, 2) + bias[:, None, :]  # (c, k, m)
         hidden = torch.relu(pre)
         residual = scale * (hidden @ a[:, :, None])[..., 0] - ys  # (c, k)
@@ -142,8 +179,9 @@ def fit_two_layer_nets(
     return np.stack(readouts)
 
 
-def tuned_predictor(task: Any, grid: Callable[[np.ndarray, np.ndarray], np.ndarray], name: str):
-    """A predictor that uses, at every position, the grid entry with the lowest risk on held-out prompts."""
+def tuned_predictor(task: Any, grid: Callable[..., np.ndarray], name: str):
+    """A predictor that uses, at every position, the grid entry with the lowest risk on held-out prompts.
+    ``grid(xs, ys, chosen=None)`` gives every entry (G, B, K); with ``chosen`` (K,) it may compute only those."""
     holdout = task.sample(HOLDOUT_PROMPTS, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
     risks = np.mean((grid(holdout.xs, holdout.ys) - holdout.ys) ** 2, axis=1)  # (G, K)
     computed = ~np.isnan(risks).all(axis=0)  # (K,)
@@ -151,7 +189,8 @@ def tuned_predictor(task: Any, grid: Callable[[np.ndarray, np.ndarray], np.ndarr
     log.info("%s: held-out choice per position %s", name, best.tolist())
 
     def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        predictions = np.take_along_axis(grid(xs, ys), best[None, None, :], axis=0)[0]  # (B, K)
+        chosen = best[: xs.shape[1]]  # (K,)
+        predictions = np.take_along_axis(grid(xs, ys, chosen=chosen), chosen[None, None, :], axis=0)[0]  # (B, K)
         return np.where(computed[None, : xs.shape[1]], predictions, np.nan)
 
     return predict
@@ -167,13 +206,17 @@ def krr(task: Any, bandwidths: list[float] | None = None):
     """Kernel ridge tuned on held-out prompts over ``bandwidths`` (h²/d; default ``KRR_BANDWIDTHS``, for x ~ N(0, I_d))
     and ``KRR_PENALTIES``."""
     grid = KRR_BANDWIDTHS if bandwidths is None else tuple(bandwidths)
-    return tuned_predictor(task, lambda xs, ys: krr_grid(xs, ys, grid), "krr")
+    return tuned_predictor(task, lambda xs, ys, chosen=None: krr_grid(xs, ys, grid, chosen=chosen), "krr")
 
 
 def two_layer_net(task: Any):
     positions = net_positions(task.n_points)
-    return tuned_predictor(task, lambda xs, ys: two_layer_net_grid(xs, ys, positions), "two_layer_net")
+    return tuned_predictor(
+        task, lambda xs, ys, chosen=None: two_layer_net_grid(xs, ys, positions, chosen=chosen), "two_layer_net"
+    )
 
 
 def random_features_ridge(task: Any, width: int):
-    return tuned_predictor(task, lambda xs, ys: random_features_grid(xs, ys, width), "random_features_ridge")
+    return tuned_predictor(
+        task, lambda xs, ys, chosen=None: random_features_grid(xs, ys, width, chosen=chosen), "random_features_ridge"
+    )
