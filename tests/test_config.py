@@ -202,6 +202,23 @@ def test_a_model_can_have_its_own_training_config(default_config):
     assert {m["hash"] for s in lsa_only.settings["lsa_shifts"].values() for m in s.models} == hashes["lsa"]
 
 
+def test_lsa_shifts_gpt2_is_zfb_figure1s_fixed_arm_and_a_short_position_table_is_refused(default_config):
+    """config.yaml: lsa_shifts' GPT-2 (gpt2_positions = zfb_figure1's m_max + 1, the same size, training and
+    prompts) is the very model zfb_figure1 trains on the fixed covariance: one job per seed for both."""
+    plan = build_plan(validate(default_config))
+
+    def gpt2_models(experiment, **coords):
+        settings = [s for s in plan.settings[experiment].values() if coords.items() <= s.coords.items()]
+        return {m["hash"] for s in settings for m in s.models if m["label"] == "gpt2"}
+
+    shared = gpt2_models("lsa_shifts")
+    assert len(shared) == len(default_config["seeds"]) and shared == gpt2_models("zfb_figure1", train="fixed")
+    assert not shared & gpt2_models("zfb_figure1", train="random")
+    short = mutate(default_config, ("experiments", "lsa_shifts", "gpt2_positions"), 20)  # n = 20: 21 points
+    with pytest.raises(ExperimentError, match="position embeddings for 20 points but would train on prompts of 21"):
+        build_plan(validate(short))
+
+
 def test_a_non_editable_install_validates_with_its_shipped_schemas(tmp_path: Path):
     """The schemas (global and per experiment) travel inside the wheel: validation needs no checkout."""
     project = tmp_path / "project"

@@ -90,11 +90,26 @@ def test_random_basis_covariance_has_the_spectrum_in_a_fresh_basis_per_prompt():
         (dict(covariance="random_basis", covariance_values=(1.0, 2.0)), "covariance_values"),
         (dict(covariance="matrix", covariance_values=(1.0, 2.0, 3.0, 0, 1, 0, 0, 0, -1)), "positive definite"),
         (dict(n_points=0), "n_points"),
+        (dict(covariance="identity", covariance_values=(2.0, 2.0, 2.0)), "takes no covariance_values"),
     ],
 )
 def test_bad_task_specs_are_rejected(kw, message):
     with pytest.raises(ValueError, match=message):
         task(**kw)
+
+
+def test_a_diagonal_of_ones_is_spelled_as_the_identity_and_draws_the_same_bits():
+    """LinearTask.canonical: one spelling per distribution (experiments then share data and models); the
+    sampler's draws equal the other spelling's bit for bit, and every other covariance keeps its spelling."""
+    ones = task(covariance="diagonal", covariance_values=(1.0, 1.0, 1.0), sigma=0.5)
+    canonical = ones.canonical()
+    assert canonical.to_dict() == task(sigma=0.5).to_dict()  # covariance "identity", no values
+    a, b = eval_set(ones, 3, 50), eval_set(canonical, 3, 50)
+    for name in ("xs", "ys", "betas", "covariances"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for other in (task(covariance="diagonal", covariance_values=(1.0, 1.0, 2.0)), task(),
+                  task(covariance="random_basis", covariance_values=(1.0, 1.0, 1.0))):
+        assert other.canonical() == other
 
 
 @pytest.mark.parametrize("kind", ["random_exponential", "random_basis"])

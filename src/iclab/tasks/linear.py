@@ -9,7 +9,7 @@ Haar-random eigenbasis (``random_basis``; Fu, Chen, Jia, Sharan 2024, §5: κ(H)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,8 @@ class LinearTask:
         expected = {"diagonal": self.d, "random_basis": self.d, "matrix": self.d * self.d}.get(self.covariance)
         if expected is not None and (self.covariance_values is None or len(self.covariance_values) != expected):
             raise ValueError(f"covariance {self.covariance!r} needs covariance_values with {expected} entries")
+        if expected is None and self.covariance_values is not None:
+            raise ValueError(f"covariance {self.covariance!r} takes no covariance_values (they would go unused)")
         if self.label not in LABELS:
             raise ValueError(f"label {self.label!r} unknown; allowed: {', '.join(LABELS)}")
         for name in ("covariance_values", "query_covariance_values"):
@@ -85,6 +87,13 @@ class LinearTask:
             eigenvalues = np.linalg.eigvalsh(self.fixed_covariance_raw())
             if eigenvalues.min() <= 0 or not np.allclose(self.fixed_covariance_raw(), self.fixed_covariance_raw().T):
                 raise ValueError("covariance 'matrix' must be symmetric positive definite")
+
+    def canonical(self) -> LinearTask:
+        """The same distribution spelled one way, so that experiments training on it share data sets and models:
+        a diagonal covariance of ones is the identity (both scale the same white noise by √1: the same draws)."""
+        if self.covariance == "diagonal" and all(value == 1.0 for value in self.covariance_values):
+            return replace(self, covariance="identity", covariance_values=None)
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         return {

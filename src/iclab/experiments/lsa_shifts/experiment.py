@@ -53,25 +53,31 @@ def conditions(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def learners(cfg: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Model specs and per-model training configs: the LSA, and GPT-2 when configured.
 
-    GPT-2 has position embeddings for the training length only: it is evaluated at M ≤ N.
+    GPT-2 has position embeddings for ``gpt2_positions`` points (default: the training length); it is compared
+    at M ≤ N only.
     """
     models = [{"name": "lsa", "init": "zfb", "init_scale": cfg["init_scale"]}]
     if "gpt2" not in cfg:
         return models, {}
-    return models + [gpt2_spec(cfg["gpt2"]["model"], cfg["n"] + 1)], {"gpt2": cfg["gpt2"]["train"]}
+    positions = cfg.get("gpt2_positions", cfg["n"] + 1)
+    return models + [gpt2_spec(cfg["gpt2"]["model"], positions)], {"gpt2": cfg["gpt2"]["train"]}
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     models, model_train = learners(cfg)
-    train_task = task_for(cfg, cfg["spectrum"]).to_dict()
+    train_task = task_for(cfg, cfg["spectrum"])
+    # GPT-2's prompts are the LSA's, spelled as zfb_figure1 spells them (Λ = I: "identity"), so that it can share
+    # that experiment's GPT-2s (same draws: LinearTask.canonical)
+    gpt2_task = {"gpt2": train_task.canonical().to_dict()} if model_train else {}
     return [
         SweepPoint(
             coords={"condition": name},
-            task=train_task,
+            task=train_task.to_dict(),
             models=models,
             train=cfg["train"],
             eval_task=task,
             model_train=model_train,
+            model_task=gpt2_task,
         )
         for name, task in conditions(cfg).items()
     ]
