@@ -67,3 +67,35 @@ def test_the_risk_cube_keeps_group_means_of_each_learners_errors_per_prompt_grou
     np.testing.assert_allclose(ds.risk_groups.mean("prompt_group"), ds.risk, rtol=1e-6)
     np.testing.assert_array_equal(ds.risk_groups.sel(learner="baseline", seed=0),
                                   ds.risk_groups.sel(learner="baseline", seed=1))
+
+
+def test_a_setting_caps_the_positions_a_learner_predicts():
+    """analysis["predicted_points"] = {label: n}: that learner's positions from n on are NaN (lsa_shifts compares GPT-2
+    at M ≤ N only); a model's own position table still caps it, and other labels predict every position."""
+    import torch
+    from types import SimpleNamespace
+
+    from iclab.evaluate import all_predictions
+    from iclab.experiments.base import Setting
+    from iclab.tasks import Batch
+
+    class Sum(torch.nn.Module):  # ŷ_k = Σ_j x_kj: a predictor whose every value is checkable by hand
+        def __init__(self, max_points=None):
+            super().__init__()
+            self.unused = torch.nn.Parameter(torch.zeros(1))
+            if max_points is not None:
+                self.max_points = max_points
+
+        def forward(self, xs, ys):
+            return xs.sum(-1)
+
+    xs = np.random.default_rng(0).normal(size=(4, 6, 2))
+    batch = Batch(xs=xs, ys=np.zeros((4, 6)), betas=np.zeros((4, 2)), covariances=np.ones((4, 2)))
+    setting = Setting(experiment="x", coords={}, data={}, task={}, models=[], baselines=[],
+                      analysis={"predicted_points": {"gpt2": 3}})
+    models = {("gpt2", 0): SimpleNamespace(module=Sum(max_points=5)), ("gpt2", 1): SimpleNamespace(module=Sum(2)),
+              ("lsa", 0): SimpleNamespace(module=Sum())}
+    out = all_predictions(setting, batch, models, chunk_size=3)
+    for key, shown in ((("gpt2", 0), 3), (("gpt2", 1), 2), (("lsa", 0), 6)):
+        np.testing.assert_allclose(out[key][:, :shown], xs[:, :shown].sum(-1), rtol=1e-5, err_msg=str(key))  # float32
+        assert np.isnan(out[key][:, shown:]).all(), key

@@ -52,11 +52,14 @@ def bin_means(errors: np.ndarray, bins: list[tuple[int, int]]) -> np.ndarray:
 def all_predictions(
     setting: Setting, batch: Batch, models: dict[tuple[str, int], TrainedModel], chunk_size: int
 ) -> dict[tuple[str, int | None], np.ndarray]:
-    """Every learner's predictions (B, K), once: trained models by (label, seed), baselines by (name, None)."""
+    """Every learner's predictions (B, K), once: trained models by (label, seed), baselines by (name, None).
+    A trained model predicts as many positions as its position table holds and, where the setting's
+    ``analysis["predicted_points"]`` names its label, no more than that (later positions NaN)."""
     predictions: dict[tuple[str, int | None], np.ndarray] = {}
+    caps = setting.analysis.get("predicted_points", {})
     for key, model in models.items():
-        max_points = getattr(model.module, "max_points", None)
-        predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, max_points)
+        limits = [n for n in (getattr(model.module, "max_points", None), caps.get(key[0])) if n is not None]
+        predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, min(limits, default=None))
     options = setting.analysis.get("baseline_options", {})
     for name in setting.baselines:
         predictions[name, None] = predict(BASELINES[name](setting.eval_task, **options.get(name, {})), batch)

@@ -69,6 +69,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     # GPT-2's prompts are the LSA's, spelled as zfb_figure1 spells them (Λ = I: "identity"), so that it can share
     # that experiment's GPT-2s (same draws: LinearTask.canonical)
     gpt2_task = {"gpt2": train_task.canonical().to_dict()} if model_train else {}
+    analysis = {"predicted_points": {"gpt2": cfg["n"] + 1}} if model_train else {}  # compared at M ≤ N only
     return [
         SweepPoint(
             coords={"condition": name},
@@ -78,6 +79,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
             eval_task=task,
             model_train=model_train,
             model_task=gpt2_task,
+            analysis=analysis,
         )
         for name, task in conditions(cfg).items()
     ]
