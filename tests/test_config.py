@@ -163,7 +163,9 @@ def test_plan_shares_jobs_and_names_them_by_content(default_config):
     assert set(changed.data) == set(plan.data)  # evaluation sets do not depend on training
 
 
-def test_models_that_train_in_seconds_share_a_job_across_seeds_and_the_others_train_alone(default_config):
+def test_models_that_train_in_seconds_share_a_job_per_task_and_training_config_and_the_others_train_alone(
+    default_config,
+):
     from iclab.plan import GROUPED_MODELS
 
     plan = build_plan(validate(default_config))
@@ -171,13 +173,19 @@ def test_models_that_train_in_seconds_share_a_job_across_seeds_and_the_others_tr
     for group, members in plan.groups.items():
         jobs = [plan.train[h] for h in members]
         assert all(plan.group_of[h] == group for h in members)
-        assert [j.seed for j in jobs] == sorted(j.seed for j in jobs)
-        without_seed = [{k: v for k, v in j.to_dict().items() if k != "seed"} for j in jobs]
-        assert all(spec == without_seed[0] for spec in without_seed)  # one spec, its seeds
+        shared = [{k: v for k, v in j.to_dict().items() if k in ("task", "train")} for j in jobs]
+        assert all(spec == shared[0] for spec in shared)  # one task, one training config
         if jobs[0].model["name"] not in GROUPED_MODELS:
             assert len(members) == 1
+    # ltb_gap: the LSA, the LTB and GD-β of one task, every seed, in one job
     ltb_gap = {plan.group_of[m["hash"]] for s in plan.settings["ltb_gap"].values() for m in s.models}
-    assert {len(plan.groups[g]) for g in ltb_gap} == {len(default_config["seeds"])}  # every seed of a spec
+    for group in ltb_gap:
+        jobs = [plan.train[h] for h in plan.groups[group]]
+        kinds = sorted({j.model["name"] for j in jobs})
+        assert kinds == ["gd_beta", "lsa", "ltb"]
+        assert sorted((j.model["name"], j.seed) for j in jobs) == [
+            (kind, seed) for kind in kinds for seed in default_config["seeds"]
+        ]
     gpt2 = [g for g, members in plan.groups.items() if plan.train[members[0]].model["name"] == "gpt2"]
     assert gpt2 and all(len(plan.groups[g]) == 1 for g in gpt2)
     # adding a seed regroups the grouped models' specs but leaves every GPT-2's job as it was

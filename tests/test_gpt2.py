@@ -84,6 +84,31 @@ def test_predictions_and_gradients_are_transformers_forward_pass(prompts, varian
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
 
 
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@pytest.mark.parametrize("variant", [{}, {"mlp": False}, {"n_layer": 1}])
+def test_token_matrix_predictions_at_every_position_are_one_transformers_pass_per_prefix(prompts, variant, attention):
+    """One pass of 2K tokens (``query_predictions``) gives, at every position k, the prediction and the parameter
+    gradients of transformers' own forward pass over the prefix of k + 1 tokens whose last label is zeroed."""
+    from iclab.models.linear import tokens
+
+    torch.manual_seed(6)
+    model = build_model(SMALL | {"n_layer": 3, "prompt_format": "token_matrix"} | variant, D)
+    model.backbone.config._attn_implementation = attention
+    xs, ys = prompts
+    theirs = []
+    for k in range(K):
+        hidden = torch.cat([ys[:, :k], torch.zeros_like(ys[:, k : k + 1])], dim=1)  # (B, k+1)
+        states = model.backbone(inputs_embeds=model.read_in(tokens(xs[:, : k + 1], hidden))).last_hidden_state
+        theirs.append(model.read_out(states[:, -1])[:, 0])
+    theirs = torch.stack(theirs, dim=1)  # (B, K)
+    ours = model(xs, ys)
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    ours_grad = torch.autograd.grad(ours.square().sum(), list(model.parameters()))
+    theirs_grad = torch.autograd.grad(theirs.square().sum(), list(model.parameters()))
+    for (name, _), a, b in zip(model.named_parameters(), ours_grad, theirs_grad):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
+
+
 def test_gpt2_without_mlp_has_no_mlp_parameters_and_computes_attention_only():
     torch.manual_seed(3)
     with_mlp = build_model(SMALL, D)

@@ -52,25 +52,23 @@ class Size:
 
 
 def gpt2_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
-    """GPT-2 blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n (interleaved) or n tokens;
-    a token-matrix model trained at every position runs one prefix per position (mean length (n + 1)/2). The
-    last block projects keys and values (2 · E² a token) at every token and the rest only at the tokens read
-    (``GPT2Learner.read_states``): every x token when the loss is at every position, else the last one."""
+    """GPT-2 blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n tokens (interleaved; a token-matrix
+    model trained at every position runs its n labelled tokens and n queries in one pass), n for a token-matrix
+    model trained at the last query. The last block projects keys and values (2 · E² a token) at every token and the
+    rest only at the tokens read (``GPT2Learner.read_states``): every query when the loss is at every position,
+    else the last one."""
     n, batch = task["n_points"], train["batch_size"]
     embd, layers, heads = model["n_embd"], model["n_layer"], model["n_head"]
     per_token = 12 if model.get("mlp", True) else 4  # a block's E² multiply-adds a token
     parameters = per_token * layers * embd**2
     interleaved = model.get("prompt_format", "interleaved") == "interleaved"
     every_position = train.get("loss_positions", "last") == "all"
-    if interleaved or not every_position:
-        passes, tokens = 1, (2 * n if interleaved else n)
-    else:
-        passes, tokens = n, (n + 1) / 2
-    read = n if interleaved and every_position else 1
+    tokens = 2 * n if interleaved or every_position else n
+    read = n if every_position else 1
     dense = (layers - 1) * per_token * tokens + 2 * tokens + (per_token - 2) * read  # E² multiples, fwd
     attention = (layers - 1) * tokens**2 + read * tokens  # query-key pairs
-    flops = passes * batch * (6 * dense * embd**2 + 12 * attention * embd)
-    activations = 2 * passes * tokens * batch * embd * layers * (34 + 5 * heads * tokens / embd)
+    flops = batch * (6 * dense * embd**2 + 12 * attention * embd)
+    activations = 2 * tokens * batch * embd * layers * (34 + 5 * heads * tokens / embd)
     return Size(flops, train["steps"], parameters, activations)
 
 

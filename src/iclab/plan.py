@@ -16,9 +16,10 @@ from iclab.hashing import canonical_json, spec_hash
 from iclab.jobs import DataJob, TrainJob
 
 
-# Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of one spec trains in one
-# job. Other models (GPT-2, LSTM, the two-stage fits) train in a job each, so that adding a seed retrains none of
-# the others.
+# Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of every such model with
+# one task and one training config trains in one job (ltb_gap's LSA, LTB and GD-β of a task: one job, not three).
+# Other models (GPT-2, LSTM, the two-stage fits) train in a job each, so that adding a seed retrains none of the
+# others.
 GROUPED_MODELS = ("lsa", "ltb", "gd_beta", "mean_field", "feature_attention")
 
 
@@ -67,19 +68,25 @@ def check_eval_prompts(experiment: str, point: SweepPoint, n_prompts: int) -> No
 
 
 def model_groups(train: dict[str, TrainJob]) -> dict[str, tuple[str, ...]]:
-    """The training jobs' groups, one job each: the seeds of one spec for ``GROUPED_MODELS``, each model alone
-    otherwise; a group is named by the hash of its members' hashes (ordered by seed)."""
-    by_spec: dict[str, list[str]] = {}
+    """The training jobs' groups, one job each: for ``GROUPED_MODELS``, every model and seed with one task and one
+    training config; each model alone otherwise. A group is named by the hash of its members' hashes (ordered by
+    model spec, then seed)."""
+    by_key: dict[str, list[str]] = {}
     for model_hash, job in train.items():
-        spec = job.to_dict()
-        if job.model["name"] in GROUPED_MODELS:
-            del spec["seed"]
-        by_spec.setdefault(canonical_json(spec), []).append(model_hash)
+        by_key.setdefault(group_key(job), []).append(model_hash)
     groups = {}
-    for members in by_spec.values():
-        ordered = tuple(sorted(members, key=lambda model_hash: train[model_hash].seed))
+    for members in by_key.values():
+        ordered = tuple(sorted(members, key=lambda h: (canonical_json(train[h].model), train[h].seed)))
         groups[spec_hash({"models": ordered})] = ordered
     return groups
+
+
+def group_key(job: TrainJob) -> str:
+    """What the models of one training job share: task and training config (``GROUPED_MODELS``), else the spec."""
+    spec = job.to_dict()
+    if job.model["name"] in GROUPED_MODELS:
+        return canonical_json({"task": spec["task"], "train": spec["train"]})
+    return canonical_json(spec)
 
 
 def build_plan(config: dict[str, Any]) -> Plan:

@@ -53,7 +53,7 @@ def lookup(table, key, what):
 
 
 def group_specs(wildcards):
-    """The training specs of a group's models, by seed."""
+    """The training specs of a group's models, in the group's order (plan.model_groups)."""
     return [PLAN.train[model_hash].to_dict() for model_hash in lookup(PLAN.groups, wildcards.group, "model group")]
 
 
@@ -85,7 +85,7 @@ def train_priority(wildcards):
 
 
 def train_mem_mb(wildcards):
-    return cluster.memory_mb(group_specs(wildcards)[0], GPUS_ALLOWED)  # one model at a time
+    return max(cluster.memory_mb(spec, GPUS_ALLOWED) for spec in group_specs(wildcards))  # one model at a time
 
 
 def train_partition(wildcards):

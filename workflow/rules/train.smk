@@ -1,6 +1,7 @@
 rule train:
-    """One model group (plan.model_groups: the seeds of a spec of a model that trains in seconds, else one model) in
-    one job; each model is named by the hash of its training spec and resumes from its own checkpoint."""
+    """One model group (plan.model_groups: the models that train in seconds on one task and training config, every
+    seed, else one model) in one job; each model is named by the hash of its training spec and resumes from its own
+    checkpoint."""
     output:
         directory("results/models/{group}"),
     log:
