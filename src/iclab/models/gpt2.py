@@ -164,7 +164,11 @@ class GPT2Learner(nn.Module):
             )
 
     def read_states(
-        self, inputs: torch.Tensor, read: slice, positions: torch.Tensor | None = None, visible: torch.Tensor | None = None
+        self,
+        inputs: torch.Tensor,
+        read: slice,
+        positions: torch.Tensor | None = None,
+        visible: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Last layer's output (with the final LayerNorm) at the tokens ``read``: inputs (B, T, d+1) → (B, Q, n_embd).
         transformers' forward pass (embeddings plus positions, the blocks, ``ln_f``) with the last block run at
