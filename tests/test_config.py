@@ -166,6 +166,7 @@ def test_plan_shares_jobs_and_names_them_by_content(default_config):
 def test_models_that_train_in_seconds_share_a_job_per_task_and_training_config_and_the_others_train_alone(
     default_config,
 ):
+    from iclab import cluster
     from iclab.plan import GROUPED_MODELS
 
     plan = build_plan(validate(default_config))
@@ -177,6 +178,8 @@ def test_models_that_train_in_seconds_share_a_job_per_task_and_training_config_a
         assert all(spec == shared[0] for spec in shared)  # one task, one training config
         if jobs[0].model["name"] not in GROUPED_MODELS:
             assert len(members) == 1
+        if len(members) > 1:  # the models that ask a cluster for a GPU train alone (the Snakefile asks per group)
+            assert not any(cluster.gpus(job.to_dict()) for job in jobs)
     # ltb_gap: the LSA, the LTB and GD-β of one task, every seed, in one job
     ltb_gap = {plan.group_of[m["hash"]] for s in plan.settings["ltb_gap"].values() for m in s.models}
     for group in ltb_gap:

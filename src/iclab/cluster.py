@@ -160,8 +160,8 @@ def runtime_minutes(job: dict[str, Any], attempt: int = 1, gpus_allowed: bool = 
 
 
 def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> float:
-    """Estimated seconds of one job that trains ``jobs`` (a model group: one spec, several seeds, so one device)
-    one after another: one start-up, then each model's training."""
+    """Estimated seconds of one job that trains ``jobs`` (a model group, ``iclab.plan.model_groups``: one device,
+    since the models that ask for a GPU train alone) one after another: one start-up, then each model's training."""
     on = device(jobs[0], gpus_allowed)
     return START_UP_S + sum(estimated_seconds(job, on) - START_UP_S for job in jobs)
 

@@ -72,7 +72,7 @@ if not GPUS_ALLOWED:
 
 
 def train_gpus(wildcards):
-    return cluster.gpus(group_specs(wildcards)[0], GPUS_ALLOWED)  # a group's models differ in their seed only
+    return cluster.gpus(group_specs(wildcards)[0], GPUS_ALLOWED)  # the models that ask for a GPU train alone
 
 
 def train_runtime(wildcards, attempt):
