@@ -40,7 +40,9 @@ def test_the_long_gpt2_overlay_changes_only_single_index_gpt2_and_seeds(default_
     default, long = build_plan(validate(default_config)), build_plan(validate(merged))
     assert merged["experiments"]["single_index"]["gpt2"]["train"]["steps"] == 4000
     def single_index(plan, name):
-        return {h for h, job in plan.train.items() if job.model["name"] == name and job.task["family"] == "single_index"}
+        return {
+            h for h, job in plan.train.items() if job.model["name"] == name and job.task["family"] == "single_index"
+        }
 
     assert single_index(long, "two_stage") and single_index(long, "two_stage") < single_index(default, "two_stage")
     assert len(single_index(long, "gpt2")) == 5 and single_index(long, "gpt2").isdisjoint(default.train)
