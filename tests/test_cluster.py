@@ -100,6 +100,11 @@ def test_requests_follow_the_device_and_are_capped():
     assert cluster.runtime_minutes(lsa, attempt=2) == 2 * cluster.runtime_minutes(lsa)
     # on a GPU the activations are not in host memory
     assert cluster.memory_mb(gpt2) < cluster.SAFETY * (cluster.model_size(gpt2).activation_bytes) / 1e6
+    # a group's models train one at a time: the group asks for the memory of its largest, whatever the order
+    large = job({"name": "lsa"}, 20, 41, steps=100_000, batch_size=65536)
+    assert cluster.memory_mb(large) > cluster.memory_mb(lsa)
+    assert cluster.group_memory_mb([lsa, large]) == cluster.group_memory_mb([large, lsa]) == cluster.memory_mb(large)
+    assert cluster.group_memory_mb([lsa]) == cluster.memory_mb(lsa)
 
 
 def test_partition_and_account_come_from_the_environment():

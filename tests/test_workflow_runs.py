@@ -195,7 +195,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
         assert resources["slurm_account"] == "lab"
         assert (int(resources["runtime"]), int(resources["mem_mb"])) == (
             cluster.group_runtime_minutes(specs),
-            max(cluster.memory_mb(spec) for spec in specs),
+            cluster.group_memory_mb(specs),
         )
         if len(specs) == 1:  # a group of one asks for what its model would alone
             assert int(resources["runtime"]) == cluster.runtime_minutes(specs[0])

@@ -189,6 +189,11 @@ def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job, gpus_allowed)) / 1e6 / 500))
 
 
+def group_memory_mb(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> int:
+    """``memory_mb`` of a job that trains a model group: its largest model's (they train one at a time)."""
+    return max(memory_mb(job, gpus_allowed) for job in jobs)
+
+
 def partition(gpu: int, environ: Mapping[str, str]) -> str | None:
     """The SLURM partition of a job: ``$ICLAB_SLURM_GPU_PARTITION`` for one that asks for a GPU (falling back to
     ``$ICLAB_SLURM_PARTITION``), ``$ICLAB_SLURM_PARTITION`` otherwise; None (the cluster's default) if unset."""

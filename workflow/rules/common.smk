@@ -85,7 +85,7 @@ def train_priority(wildcards):
 
 
 def train_mem_mb(wildcards):
-    return max(cluster.memory_mb(spec, GPUS_ALLOWED) for spec in group_specs(wildcards))  # one model at a time
+    return cluster.group_memory_mb(group_specs(wildcards), GPUS_ALLOWED)
 
 
 def train_partition(wildcards):
