@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download weights or data
@@ -151,9 +152,15 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
             "pass results/models/<group>/<hash>.nc for each of the setting's"
         )
     models = {(model.label, model.seed): model for model in by_hash.values()}
+    started = time.perf_counter()
     ds = evaluate_setting(experiment(setting.experiment), setting, data, models, chunk_size=args.chunk_size)
+    prompts = sum(len(batch.ys) for batch in data.values())
+    log.info(EVALUATED_LINE.format(prompts=prompts, seconds=time.perf_counter() - started))
     write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
     log.info("wrote %s", args.out)
+
+
+EVALUATED_LINE = "evaluated: {prompts} prompts read in {seconds:.3f} s"  # read back by iclab.cost
 
 
 def by_spec_hash(paths: list[Path], kind: str, option: str):
@@ -252,7 +259,7 @@ def cmd_claims(args: argparse.Namespace) -> None:
         cube = read_cube(path, kind=EXPERIMENT_KIND)
         name = cube_spec(cube)["experiment"]
         found[name] = experiments.claims(name, cube)
-    table = claims_table(found)
+    table = claims_table(found, smoke=args.smoke is not None)
     write_claims(table, args.out)
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
@@ -331,6 +338,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")
     s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .html are written")
+    s.add_argument("--smoke", type=positive_int, metavar="K", help="the cubes are a smoke run's (K steps): judge none")
     s.set_defaults(run=cmd_claims)
     return p
 
@@ -345,6 +353,22 @@ def main(argv: list[str] | None = None) -> None:
     except IclabError as err:
         log.error("%s", err)
         raise SystemExit(1) from None
+    log_peak_memory()
+
+
+PEAK_MEMORY_LINE = "peak memory: host {host:.0f} MB, device {device:.0f} MB"  # read back by iclab.cost
+
+
+def log_peak_memory() -> None:
+    """The process's peak resident memory (the kernel's exact high-water mark, which a sampling benchmark can miss)
+    and, where CUDA ran, the peak of torch's device allocations."""
+    import resource
+
+    host_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    torch = sys.modules.get("torch")
+    cuda = torch is not None and torch.cuda.is_initialized()
+    device_mb = torch.cuda.max_memory_allocated() / 2**20 if cuda else 0.0
+    log.info(PEAK_MEMORY_LINE.format(host=host_mb, device=device_mb))
 
 
 if __name__ == "__main__":

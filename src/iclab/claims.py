@@ -51,6 +51,7 @@ NULL_FRACTION = 0.05  # "near least squares", "does not depend on": within 5% of
 NULL_SOURCE = "iclab: 5% of the zero predictor's risk (the scale from exact to no learning)"
 RELATIONS = ("≈", "<", ">", "≤", "≥")
 VERDICTS = ("holds", "fails", "inconclusive")
+SMOKE_VERDICT = "not judged (smoke run)"  # every row of a smoke run's table (iclab.smoke): its models are untrained
 COLUMNS = (
     "experiment", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
     "margin_source", "verdict", "seeds", "seeds_needed", "basis",
@@ -384,14 +385,22 @@ class Claim:
         }
 
 
-def claims_table(claims: Mapping[str, list[Claim]]) -> pd.DataFrame:
-    """One row per claim of every experiment (name → its claims), in the given order."""
+def claims_table(claims: Mapping[str, list[Claim]], smoke: bool = False) -> pd.DataFrame:
+    """One row per claim of every experiment (name → its claims), in the given order; a smoke run's judges none."""
     rows = [claim.row(name) for name, found in claims.items() for claim in found]
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    if smoke:
+        table["verdict"], table["seeds_needed"] = SMOKE_VERDICT, ""
+    return table
 
 
 def summary(table: pd.DataFrame) -> str:
-    """'N claims: a hold, b fail, c inconclusive (95% intervals)'."""
+    """'N claims: a hold, b fail, c inconclusive (95% intervals)', or a smoke run's warning."""
+    if (table["verdict"] == SMOKE_VERDICT).any():
+        return (
+            f"SMOKE RUN: {len(table)} claims, none judged. The models trained a few steps on one seed (iclab.smoke): "
+            "the values below only show that every claim computes at these shapes."
+        )
     counts = {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
     return (
         f"{len(table)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
@@ -414,7 +423,12 @@ def markdown(table: pd.DataFrame) -> str:
     return summary(table) + "\n\n" + shown(table).to_markdown(index=False) + "\n"
 
 
-COLOURS = {"fails": "background: #fde2e2", "inconclusive": "background: #fff4d6", "holds": ""}
+COLOURS = {
+    "fails": "background: #fde2e2",
+    "inconclusive": "background: #fff4d6",
+    "holds": "",
+    SMOKE_VERDICT: "background: #e8e8e8",
+}
 
 
 def html(table: pd.DataFrame) -> str:

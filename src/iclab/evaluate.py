@@ -16,7 +16,10 @@ counts the correlation between positions of one prompt).
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 import xarray as xr
@@ -28,6 +31,8 @@ from iclab.intervals import group_means, mean_and_sem
 from iclab.models import numpy_predictor
 from iclab.tasks import Batch
 from iclab.trained import TrainedModel
+
+log = logging.getLogger("iclab.evaluate")
 
 
 def predict(predictor: Predictor, batch: Batch, max_points: int | None = None) -> np.ndarray:
@@ -59,11 +64,25 @@ def all_predictions(
     caps = setting.analysis.get("predicted_points", {})
     for key, model in models.items():
         limits = [n for n in (getattr(model.module, "max_points", None), caps.get(key[0])) if n is not None]
-        predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, min(limits, default=None))
+        with timed(key, len(batch.ys)):
+            predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, min(limits, default=None))
     options = setting.analysis.get("baseline_options", {})
     for name in setting.baselines:
-        predictions[name, None] = predict(BASELINES[name](setting.eval_task, **options.get(name, {})), batch)
+        with timed((name, None), len(batch.ys)):
+            predictions[name, None] = predict(BASELINES[name](setting.eval_task, **options.get(name, {})), batch)
     return predictions
+
+
+PREDICTED_LINE = "predicted: {learner} seed {seed} on {prompts} prompts in {seconds:.3f} s"  # read by iclab.cost
+
+
+@contextmanager
+def timed(key: tuple[str, int | None], prompts: int):
+    """Log the wall time of one learner's predictions (PREDICTED_LINE; seed "-" for a baseline)."""
+    started = time.perf_counter()
+    yield
+    seed = "-" if key[1] is None else key[1]
+    log.info(PREDICTED_LINE.format(learner=key[0], seed=seed, prompts=prompts, seconds=time.perf_counter() - started))
 
 
 def evaluate_setting(

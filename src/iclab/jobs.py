@@ -43,7 +43,13 @@ class DataJob:
 
 # Training fields added after the first models were trained are left out of specs at their default,
 # so adding them renamed no existing job.
-LATER_FIELDS = {"snapshot_every": None, "curriculum": None, "pretraining_prompts": None, "precision": "float32"}
+LATER_FIELDS = {
+    "snapshot_every": None,
+    "curriculum": None,
+    "pretraining_prompts": None,
+    "precision": "float32",
+    "max_chunks": None,
+}
 
 
 def train_fields(cfg: Any) -> dict[str, Any]:

@@ -23,13 +23,16 @@ class Progress:
         return done % self.every == 0 or done == self.total
 
     def update(self, done: int, prefix: str = "", suffix: str = "") -> None:
-        """Log after ``done`` units (if due): '[name] <prefix>done/total unit (pct) <suffix> rate eta'."""
+        """Log after ``done`` units (if due): '[name] <prefix>done/total unit (pct) <suffix> rate eta elapsed'
+        (elapsed: seconds since this process started its share, to the millisecond: ``iclab.cost`` reads the
+        seconds per step of a smoke run from them)."""
         if not self.due(done):
             return
-        rate = (done - self.start) / max(time.perf_counter() - self.t0, 1e-9)
+        elapsed = time.perf_counter() - self.t0
+        rate = (done - self.start) / max(elapsed, 1e-9)
         eta = (self.total - done) / max(rate, 1e-9)
         log.info(
-            "[%s] %s%d/%d %s (%3.0f%%)%s %.3g %s/s eta %.0fs",
+            "[%s] %s%d/%d %s (%3.0f%%)%s %.3g %s/s eta %.0fs elapsed %.3fs",
             self.name,
             prefix,
             done,
@@ -40,4 +43,5 @@ class Progress:
             rate,
             self.unit,
             eta,
+            elapsed,
         )

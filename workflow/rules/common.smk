@@ -8,9 +8,10 @@ from iclab import cluster, experiments
 from iclab.config import ConfigError, validate
 from iclab.hashing import HASH_PATTERN, canonical_json
 from iclab.plan import build_plan
+from iclab.smoke import results_dir, smoke_config, smoke_steps
 
 try:
-    CONFIG = validate(config, source="given to Snakemake")
+    CONFIG = smoke_config(validate(config, source="given to Snakemake"))  # a smoke run: iclab.smoke
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
@@ -19,6 +20,11 @@ THREADS = CONFIG["threads"]
 PROGRESS = CONFIG["progress"]
 CHUNK_SIZE = CONFIG["evaluation"]["chunk_size"]
 ENV = "../../environment.yml"
+SMOKE = smoke_steps(CONFIG)
+RESULTS = results_dir(CONFIG)  # results/, or results/smoke/ for a smoke run (never over a real run's results)
+if SMOKE:
+    print(f"iclab: smoke run (--config smoke={SMOKE}): every shape kept, {SMOKE} training steps, into {RESULTS}/",
+          file=sys.stderr)
 
 
 wildcard_constraints:
@@ -28,13 +34,18 @@ wildcard_constraints:
     experiment="|".join(CONFIG["experiments"]),
 
 
+def res(path):
+    """``path`` under this run's results directory."""
+    return f"{RESULTS}/{path}"
+
+
 def data_path(data_hash):
-    return f"results/data/{data_hash}.nc"
+    return res(f"data/{data_hash}.nc")
 
 
 def group_dir(model_hash):
     """The output of the training job of the model's group (plan.model_groups)."""
-    return f"results/models/{PLAN.group_of[model_hash]}"
+    return res(f"models/{PLAN.group_of[model_hash]}")
 
 
 def model_path(model_hash):
@@ -42,7 +53,7 @@ def model_path(model_hash):
 
 
 def eval_path(experiment, setting_hash):
-    return f"results/eval/{experiment}/{setting_hash}.nc"
+    return res(f"eval/{experiment}/{setting_hash}.nc")
 
 
 def lookup(table, key, what):
@@ -120,7 +131,7 @@ def theory_input(wildcards):
     """The theory cube of an experiment that has a theory hook; none (and no theory job) otherwise."""
     if experiments.experiment(wildcards.experiment).theory is None:
         return []
-    return [f"results/theory/{wildcards.experiment}.nc"]
+    return [res(f"theory/{wildcards.experiment}.nc")]
 
 
 def figure_names():
@@ -135,7 +146,7 @@ def all_targets():
     targets = []
     for name in CONFIG["experiments"]:
         if "figure" in registry[name].products:
-            targets += [f"results/figures/{name}.{ext}" for ext in ("png", "pdf")]
+            targets += [res(f"figures/{name}.{ext}") for ext in ("png", "pdf")]
         if "table" in registry[name].products:
-            targets += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
-    return targets + [f"results/tables/claims.{ext}" for ext in ("csv", "md", "html")]
+            targets += [res(f"tables/{name}.{ext}") for ext in ("csv", "md", "tex")]
+    return targets + [res(f"tables/claims.{ext}") for ext in ("csv", "md", "html")]

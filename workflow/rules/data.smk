@@ -1,11 +1,11 @@
 rule data:
     """The one evaluation set of a task spec, shared by every model and baseline."""
     output:
-        "results/data/{data}.nc",
+        res("data/{data}.nc"),
     log:
-        "results/logs/data/{data}.log",
+        res("logs/data/{data}.log"),
     benchmark:
-        "results/benchmarks/data/{data}.tsv"
+        res("benchmarks/data/{data}.tsv")
     threads: 1
     resources:
         mem_mb=2000,

@@ -4,11 +4,11 @@ rule evaluate:
         data=lambda w: [data_path(h) for h in setting_of(w).data.values()],
         models=lambda w: sorted({group_dir(m["hash"]) for m in setting_of(w).models}),
     output:
-        "results/eval/{experiment}/{setting}.nc",
+        res("eval/{experiment}/{setting}.nc"),
     log:
-        "results/logs/evaluate/{experiment}/{setting}.log",
+        res("logs/evaluate/{experiment}/{setting}.log"),
     benchmark:
-        "results/benchmarks/evaluate/{experiment}/{setting}.tsv"
+        res("benchmarks/evaluate/{experiment}/{setting}.tsv")
     threads: THREADS
     resources:
         mem_mb=4000,
@@ -35,11 +35,11 @@ rule theory:
         models=lambda w: sorted({group_dir(m["hash"]) for s in settings_of(w) for m in s.models}),
         code=lambda w: theory_code(w.experiment),
     output:
-        "results/theory/{experiment}.nc",
+        res("theory/{experiment}.nc"),
     log:
-        "results/logs/theory/{experiment}.log",
+        res("logs/theory/{experiment}.log"),
     benchmark:
-        "results/benchmarks/theory/{experiment}.tsv"
+        res("benchmarks/theory/{experiment}.tsv")
     threads: 1
     resources:
         mem_mb=4000,
@@ -62,11 +62,11 @@ rule aggregate:
         evaluations=lambda w: [eval_path(w.experiment, s.hash) for s in settings_of(w)],
         theory=theory_input,
     output:
-        "results/cubes/{experiment}.nc",
+        res("cubes/{experiment}.nc"),
     log:
-        "results/logs/aggregate/{experiment}.log",
+        res("logs/aggregate/{experiment}.log"),
     benchmark:
-        "results/benchmarks/aggregate/{experiment}.tsv"
+        res("benchmarks/aggregate/{experiment}.tsv")
     threads: 1
     resources:
         mem_mb=4000,

@@ -3,11 +3,11 @@ rule train:
     seed, else one model) in one job; each model is named by the hash of its training spec and resumes from its own
     checkpoint."""
     output:
-        directory("results/models/{group}"),
+        directory(res("models/{group}")),
     log:
-        "results/logs/train/{group}.log",
+        res("logs/train/{group}.log"),
     benchmark:
-        "results/benchmarks/train/{group}.tsv"
+        res("benchmarks/train/{group}.tsv")
     threads: THREADS
     priority: train_priority
     resources:
@@ -19,7 +19,7 @@ rule train:
     params:
         specs=lambda w: " ".join(shlex.quote(canonical_json(spec)) for spec in group_specs(w)),
         # Outside output: Snakemake deletes outputs before a job starts, never this.
-        checkpoints="results/checkpoints",
+        checkpoints=res("checkpoints"),
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
     conda:

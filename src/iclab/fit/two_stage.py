@@ -50,10 +50,15 @@ class TwoStageConfig:
     weight_decay: float = schema_default("stage1_weight_decay")  # stage-1 weight decay λ
     chunk: int = schema_default("fit_chunk")  # prompts per chunk
     stage1_queries: str = schema_default("stage1_queries")  # "last": the paper's loss; "all": every point in turn
+    max_chunks: int | None = None  # a smoke run (iclab.smoke): each stage stops after this many chunks
 
     def __post_init__(self):
         if self.stage1_queries not in STAGE1_QUERIES:
             raise ValueError(f"stage1_queries={self.stage1_queries!r}: allowed {list(STAGE1_QUERIES)}")
+
+    def stage_chunks(self, prompts: int) -> list[int]:
+        """Sizes of the chunks a stage of ``prompts`` prompts feeds (the first ``max_chunks`` in a smoke run)."""
+        return chunks(prompts, self.chunk)[: self.max_chunks]
 
 
 def initial_model(task: SingleIndexTask, width: int, seed: int) -> TwoStageTransformer:
@@ -201,7 +206,7 @@ def fit(
             "[%s] resuming from checkpoint %s: stage %d, chunk %d", job_hash, checkpoint, acc.stage, acc.next_chunk
         )
 
-    sizes1 = chunks(cfg.t1, cfg.chunk)
+    sizes1 = cfg.stage_chunks(cfg.t1)
     if acc.stage == 1:
 
         def add_gradient(index: int, acc: Accumulator) -> None:
@@ -210,7 +215,7 @@ def fit(
 
         run_stage(job_hash, 1, sizes1, acc, add_gradient, save, checkpoint_every, log_every)
         with torch.no_grad():
-            step = model.weight - cfg.eta * (acc.sums["grad"] / cfg.t1 + cfg.weight_decay * model.weight)
+            step = model.weight - cfg.eta * (acc.sums["grad"] / sum(sizes1) + cfg.weight_decay * model.weight)
             model.weight.copy_(step / step.norm(dim=1, keepdim=True).clamp(min=1e-300))
             gen = batch_generator(seed, INIT_STREAM, 1)
             model.bias.copy_(2 * torch.rand(model.width, generator=gen, dtype=torch.float64) - 1)
@@ -221,7 +226,8 @@ def fit(
 
     diagnostics = stage1_diagnostics(model, task)
     if cfg.t2 > 0:
-        sizes2 = chunks(cfg.t2, cfg.chunk)
+        sizes2 = cfg.stage_chunks(cfg.t2)
+        t2 = sum(sizes2)  # T₂ (fewer in a smoke run)
 
         def add_ridge_sums(index: int, acc: Accumulator) -> None:
             xs, ys = prompts(task, seed, STAGE2_STREAM, index, sizes2[index])
@@ -232,12 +238,12 @@ def fit(
 
         run_stage(job_hash, 2, sizes2, acc, add_ridge_sums, save, checkpoint_every, log_every)
         gram = symmetric_from_upper(acc.sums["gram"])  # AᵀA (a checkpoint of the full product gives the same)
-        g = ridge_solution(gram, acc.sums["rhs"], cfg.t2, cfg.ridge)
+        g = ridge_solution(gram, acc.sums["rhs"], t2, cfg.ridge)
         with torch.no_grad():
             model.gamma.copy_(g.reshape(model.width, model.width))
-        train_risk = (acc.sums["y2"] - 2 * g @ acc.sums["rhs"] + g @ gram @ g) / cfg.t2
+        train_risk = (acc.sums["y2"] - 2 * g @ acc.sums["rhs"] + g @ gram @ g) / t2
         diagnostics["stage2_train_risk"] = float(train_risk)
-        log.info("[%s] stage 2: ridge fit over %d prompts, training risk %.4g", job_hash, cfg.t2, float(train_risk))
+        log.info("[%s] stage 2: ridge fit over %d prompts, training risk %.4g", job_hash, t2, float(train_risk))
     return model.float(), diagnostics
 
 

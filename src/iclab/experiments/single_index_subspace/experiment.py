@@ -14,7 +14,7 @@ from typing import Any
 from iclab.experiments.base import Experiment, SweepPoint
 from iclab.experiments.single_index.experiment import pretrain_points, stage1_variables, task_for
 
-STAGE1_KEYS = ("eta", "weight_decay", "stage1_queries")
+STAGE1_KEYS = ("eta", "weight_decay", "stage1_queries", "max_chunks")
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
@@ -23,7 +23,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     for d in cfg["d"]:
         task = task_for(cfg, d, cfg["r"], pretrain_points(cfg, d) + 1)
         for t1 in cfg["t1"]:
-            train = {"t1": t1, "t2": 0, "ridge": 1.0} | {key: cfg[key] for key in STAGE1_KEYS}
+            train = {"t1": t1, "t2": 0, "ridge": 1.0} | {key: cfg[key] for key in STAGE1_KEYS if key in cfg}
             points.append(SweepPoint(coords={"d": d, "t1": t1}, task=task.to_dict(), models=[model], train=train))
     return points
 
