@@ -11,7 +11,7 @@ from iclab.fit import sgd
 from iclab.fit.two_stage import TwoStageConfig, fit
 from iclab.hashing import canonical_json
 from iclab.plan import build_plan
-from iclab.smoke import SMOKE_PROMPTS, results_dir, smoke_config
+from iclab.smoke import SMOKE_PROMPTS, results_dir, shape_key, smoke_config
 from iclab.tasks import LinearTask, SingleIndexTask
 
 PAPER = REPO / "config" / "paper.yaml"
@@ -26,12 +26,6 @@ def paper_plans():
     return build_plan(config), build_plan(smoke)
 
 
-def without_work(job: dict) -> str:
-    """A training spec with what a smoke run caps taken out: seed, steps, max_chunks, curriculum."""
-    train = {k: v for k, v in job["train"].items() if k not in ("steps", "max_chunks", "curriculum")}
-    return canonical_json({"model": job["model"], "task": job["task"], "train": train})
-
-
 def test_smoke_keeps_every_shape_of_the_paper_tier(paper_plans):
     full, smoke = paper_plans
     assert set(smoke.settings) == set(full.settings)  # every experiment
@@ -39,15 +33,15 @@ def test_smoke_keeps_every_shape_of_the_paper_tier(paper_plans):
         points = lambda plan: sorted(canonical_json([s.coords, s.task]) for s in plan.settings[name].values())  # noqa: E731
         assert points(smoke) == points(full), name  # every sweep point and its evaluation task (d, n, N, M)
     # every model, task and training shape (width, depth, heads, batch size, lr, chunk) of the tier's seed 0
-    first_seed = {without_work(job.to_dict()) for job in full.train.values() if job.seed == 0}
-    assert {without_work(job.to_dict()) for job in smoke.train.values()} == first_seed
+    first_seed = {shape_key(job.to_dict()) for job in full.train.values() if job.seed == 0}
+    assert {shape_key(job.to_dict()) for job in smoke.train.values()} == first_seed
 
 
 def test_smoke_caps_steps_seeds_and_prompts(paper_plans):
     full, smoke = paper_plans
     assert {job.seed for job in full.train.values()} == {0, 1, 2, 3, 4}
     assert {job.seed for job in smoke.train.values()} == {0}
-    assert len(smoke.train) == len({without_work(j.to_dict()) for j in full.train.values() if j.seed == 0})
+    assert len(smoke.train) == len({shape_key(j.to_dict()) for j in full.train.values() if j.seed == 0})
     for job in smoke.train.values():
         train = job.to_dict()["train"]
         if job.model["name"] == "two_stage":

@@ -63,6 +63,40 @@ def cmd_validate(args: argparse.Namespace) -> None:
     print(f"{args.config}: valid; {len(plan.data)} data sets, {len(plan.train)} models, {n_settings} settings")
 
 
+def cmd_cost(args: argparse.Namespace) -> None:
+    """The tier's cost table, projected from its smoke run's measurements (or, without one, estimated)."""
+    from iclab import experiments
+    from iclab.config import load, validate
+    from iclab.cost import Smoke, cost_table, markdown, write_cost
+    from iclab.errors import UsageError
+    from iclab.plan import build_plan
+    from iclab.smoke import results_dir, smoke_config
+
+    config = load(args.config) if args.config_json is None else validate(args.config_json, source="--config-json")
+    config.pop("smoke", None)  # the cost of the tier itself
+    name = str(args.config or "the run's config")
+    smoke, source = None, "no smoke run: training from cluster.estimated_seconds, other jobs unknown"
+    if args.smoke is not None:
+        smoked = smoke_config(config | {"smoke": args.smoke})
+        results = args.smoke_dir or Path(results_dir(smoked))
+        if not (results / "benchmarks").is_dir():
+            raise UsageError(
+                f"--smoke {args.smoke}: no smoke run's benchmarks in {results}/; run it first (snakemake --cores 2 "
+                f"--configfile {name} --replace-workflow-config --config smoke={args.smoke}) or leave --smoke out"
+            )
+        smoke = Smoke.read(build_plan(smoked), results)
+        source = f"the smoke run in {results}/ (K = {args.smoke} steps, measured on this machine)"
+    registry = experiments.registry()
+    products = {
+        name: ["theory"] * (registry[name].theory is not None) + ["aggregate", *registry[name].products]
+        for name in config["experiments"]
+    }
+    table = cost_table(build_plan(config), smoke, products)
+    if args.out is not None:
+        write_cost(table, args.out, name, source)
+    print(markdown(table, name, source))
+
+
 def cmd_data(args: argparse.Namespace) -> None:
     from iclab.cubes import DATA_KIND, write_cube
     from iclab.datasets import data_dataset
@@ -334,6 +368,15 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--claims", type=Path, help="the run's results/tables/claims.md, copied beside the images")
     s.add_argument("--out-dir", type=Path, required=True)
     s.set_defaults(run=cmd_gallery)
+
+    s = sub.add_parser("cost", help="the cost of a config's jobs (before submitting it), from its smoke run")
+    given = s.add_mutually_exclusive_group(required=True)
+    given.add_argument("--config", type=Path, help="the tier's config file (e.g. config/paper.yaml)")
+    given.add_argument("--config-json", type=json_arg, help="the tier's config as JSON (the workflow's cost rule)")
+    s.add_argument("--smoke", type=positive_int, metavar="K", help="project from this config's smoke run of K steps")
+    s.add_argument("--smoke-dir", type=Path, help="that smoke run's results (default results/smoke)")
+    s.add_argument("--out", type=Path, help="path without suffix: .csv (every job) and .md (totals) are written")
+    s.set_defaults(run=cmd_cost)
 
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")

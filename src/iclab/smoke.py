@@ -23,12 +23,22 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from iclab.hashing import canonical_json
+
 SMOKE_KEY = "smoke"
 SMOKE_PROMPTS = 64  # prompts of every evaluation and analysis set in a smoke run
 PROMPT_KEYS = ("eval_prompts", "probe_prompts", "weights_prompts", "pretraining_eval")  # counts of prompts read
 # A curriculum increment larger than any task's d and prompt length: one stage reaches the full shape.
 FULL_SHAPE_STEP = 1_000_000
 RESULTS = "results"
+CAPPED_TRAIN_FIELDS = ("steps", "max_chunks", "curriculum")  # what a smoke run changes in a training spec
+
+
+def shape_key(job: dict[str, Any]) -> str:
+    """A training spec (``TrainJob.to_dict()``) without its seed and what a smoke run caps: a tier's model and its
+    smoke run's counterpart share it."""
+    train = {key: value for key, value in job["train"].items() if key not in CAPPED_TRAIN_FIELDS}
+    return canonical_json({"model": job["model"], "task": job["task"], "train": train})
 
 
 def smoke_steps(config: dict[str, Any]) -> int | None:

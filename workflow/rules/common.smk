@@ -11,9 +11,10 @@ from iclab.plan import build_plan
 from iclab.smoke import results_dir, smoke_config, smoke_steps
 
 try:
-    CONFIG = smoke_config(validate(config, source="given to Snakemake"))  # a smoke run: iclab.smoke
+    TIER_CONFIG = validate(config, source="given to Snakemake")
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
+CONFIG = smoke_config(TIER_CONFIG)  # the config itself, or its smoke run (iclab.smoke)
 
 PLAN = build_plan(CONFIG)
 THREADS = CONFIG["threads"]
@@ -141,7 +142,8 @@ def figure_names():
 
 
 def all_targets():
-    """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments, and the claims table."""
+    """Every figure (.png, .pdf) and table (.csv, .md, .tex) of the configured experiments, the claims table, and a
+    smoke run's cost table."""
     registry = experiments.registry()
     targets = []
     for name in CONFIG["experiments"]:
@@ -149,4 +151,5 @@ def all_targets():
             targets += [res(f"figures/{name}.{ext}") for ext in ("png", "pdf")]
         if "table" in registry[name].products:
             targets += [res(f"tables/{name}.{ext}") for ext in ("csv", "md", "tex")]
-    return targets + [res(f"tables/claims.{ext}") for ext in ("csv", "md", "html")]
+    targets += [res(f"tables/claims.{ext}") for ext in ("csv", "md", "html")]
+    return targets + [res(f"tables/cost.{ext}") for ext in ("csv", "md")] * bool(SMOKE)  # a smoke run's cost table

@@ -86,6 +86,30 @@ rule claims:
         "python -m iclab claims --cubes {input.cubes} --out {params.stem} {params.smoke} > {log} 2>&1"
 
 
+if SMOKE:
+
+    rule cost:
+        """The tier's cost, job by job, projected from this smoke run's logs and benchmarks (iclab.cost): the last job
+        of a smoke run."""
+        input:
+            [target for target in all_targets() if "/tables/cost." not in target],
+        output:
+            csv=res("tables/cost.csv"),
+            md=res("tables/cost.md"),
+        log:
+            res("logs/cost.log"),
+        localrule: True
+        threads: 1
+        params:
+            config=canonical_json(TIER_CONFIG),
+            stem=res("tables/cost"),
+        conda:
+            ENV
+        shell:
+            "python -m iclab cost --config-json {params.config:q} --smoke {SMOKE} --smoke-dir {RESULTS}"
+            " --out {params.stem} > {log} 2>&1"
+
+
 # A smoke run has no gallery rule: Snakemake would delete the committed images before the job could refuse.
 if not SMOKE:
 

@@ -1,0 +1,112 @@
+"""The cost table (iclab.cost): a tier's jobs projected from hand-built smoke-run logs and benchmarks."""
+
+import math
+
+import pytest
+from conftest import REPO, run_cli
+
+from iclab.config import validate
+from iclab.cost import Smoke, cost_table, totals
+from iclab.plan import build_plan
+from iclab.smoke import smoke_config
+
+STEPS, FULL_STEPS, FULL_PROMPTS, SMOKE_PROMPTS = 2, 1000, 1000, 64
+PREFIX = "2026-11-26 09:00:00,000 INFO iclab.progress: "
+
+
+@pytest.fixture()
+def tier():
+    """ltb_gap at two β*, three seeds: 2 groups of 9 models (3 in the smoke run), 2 evaluation sets."""
+    return validate({
+        "seeds": [0, 1, 2],
+        "evaluation": {"n_prompts": FULL_PROMPTS, "seed": 1},
+        "experiments": {"ltb_gap": {
+            "d": 3, "n": [6], "beta_star_norm": [0.0, 1.0], "psi": 1.0, "sigma": 0.5, "init_scale": 0.1,
+            "models": ["lsa", "ltb", "gd_beta"], "baselines": ["zero"],
+            "train": {"steps": FULL_STEPS, "batch_size": 8, "lr": 0.01},
+        }},
+    })
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def benchmark(results, relative, seconds, max_rss):
+    write(results / "benchmarks" / f"{relative}.tsv", f"s\th:m:s\tmax_rss\n{seconds}\t0:00:00\t{max_rss}\n")
+
+
+def smoke_run(tmp_path, tier):
+    """Logs and benchmarks of a smoke run as its jobs write them: every model 0.5 s for step 1, then 0.2 s a step;
+    the training job 10 s (peak 900 MB; the benchmark's sampled 500 MB is below it); data jobs 3 s and 4 s; one
+    evaluation of 5 s whose learners predicted in 0.64 s (each trained model) and 0.064 s (the zero baseline)."""
+    smoked = build_plan(smoke_config(tier | {"smoke": STEPS}))
+    for group, members in smoked.groups.items():
+        lines = [f"{PREFIX}[{h}] {k}/2 steps ({50 * k:3.0f}%) loss 1 lr 0.01 2 steps/s eta 0s elapsed {t:.3f}s"
+                 for h in members for k, t in ((1, 0.5), (2, 0.7))]
+        write(tmp_path / "logs" / "train" / f"{group}.log",
+              "\n".join(lines + ["x INFO iclab: peak memory: host 900 MB, device 0 MB"]))
+        benchmark(tmp_path, f"train/{group}", 10.0, 500.0)
+    for (job_hash, job), seconds in zip(smoked.data.items(), (3.0, 4.0), strict=True):
+        write(tmp_path / "logs" / "data" / f"{job_hash}.log", "x INFO iclab: peak memory: host 300 MB, device 0 MB")
+        write(tmp_path / "data" / f"{job_hash}.nc", "x" * 6400)  # 100 bytes a prompt
+        benchmark(tmp_path, f"data/{job_hash}", seconds, 300.0)
+    setting = next(iter(smoked.settings["ltb_gap"].values()))
+    lines = [f"predicted: {label} seed 0 on 64 prompts in 0.640 s" for label in ("lsa", "ltb", "gd_beta")]
+    lines += ["predicted: zero seed - on 64 prompts in 0.064 s", "evaluated: 64 prompts read in 2.500 s"]
+    write(tmp_path / "logs" / "evaluate" / "ltb_gap" / f"{setting.hash}.log", "\n".join(lines))
+    benchmark(tmp_path, f"evaluate/ltb_gap/{setting.hash}", 5.0, 800.0)
+    return Smoke.read(smoked, tmp_path), setting
+
+
+def test_training_job_is_its_models_steps_at_the_smoke_rate_plus_each_models_rest(tmp_path, tier):
+    smoke, _ = smoke_run(tmp_path, tier)
+    table = cost_table(build_plan(tier), smoke, {"ltb_gap": []})
+    train = table[table["rule"] == "train"]
+    assert len(train) == 2 and (train["what"] == "gd_beta+lsa+ltb ×9").all()
+    rest = (10.0 - 3.0) / 3 - 0.7  # a smoke model's share of its job, less its measured steps
+    for _, job in train.iterrows():
+        assert job["seconds_per_unit"] == pytest.approx(0.2)  # after the first step's warm-up
+        assert job["cpu_seconds"] == pytest.approx(3.0 + 9 * (FULL_STEPS * 0.2 + rest))
+        assert job["peak_host_mb"] == 900.0 and math.isnan(job["gpu_seconds"])
+
+
+def test_evaluation_scales_each_learner_by_prompts_and_seeds_and_the_analyses_by_prompts(tmp_path, tier):
+    smoke, setting = smoke_run(tmp_path, tier)
+    table = cost_table(build_plan(tier), smoke, {"ltb_gap": []})
+    measured = table[table["rule"] == "evaluate"].set_index("job")
+    full = {s.coords["beta_star_norm"]: s for s in build_plan(tier).settings["ltb_gap"].values()}
+    job = measured.loc[full[setting.coords["beta_star_norm"]].hash]
+    ratio = FULL_PROMPTS / SMOKE_PROMPTS
+    predictions = 3 * (0.64 * ratio * 3) + 0.064 * ratio  # three seeds of each trained model, one zero baseline
+    analyses = (2.5 - 3 * 0.64 - 0.064) * ratio
+    assert job["cpu_seconds"] == pytest.approx((5.0 - 2.5) + predictions + analyses)
+    grown = (FULL_PROMPTS - SMOKE_PROMPTS) * (100 + 2 * 8 * 7 * (9 + 1)) / 1e6  # stored set; 10 learners' arrays
+    assert job["peak_host_mb"] == pytest.approx(800.0 + grown)
+    other = measured.drop(index=job.name).iloc[0]
+    assert other["basis"] == "not measured" and math.isnan(other["cpu_seconds"])
+
+
+def test_data_jobs_pay_the_start_up_once_and_sample_in_proportion(tmp_path, tier):
+    smoke, _ = smoke_run(tmp_path, tier)
+    data = cost_table(build_plan(tier), smoke, {"ltb_gap": []}).query("rule == 'data'")
+    assert sorted(data["cpu_seconds"]) == pytest.approx([3.0, 3.0 + 1.0 * FULL_PROMPTS / SMOKE_PROMPTS])
+
+
+def test_without_a_smoke_run_training_is_estimated_and_the_rest_unknown(tier):
+    table = cost_table(build_plan(tier), None, {"ltb_gap": ["aggregate"]})
+    train = table[table["rule"] == "train"]
+    assert train["basis"].str.startswith("cluster.py's estimate").all() and (train["cpu_seconds"] > 0).all()
+    assert table[table["rule"] != "train"]["cpu_seconds"].isna().all()
+    tier_total = totals(table).loc["tier"]
+    assert tier_total["cpu_hours"] == pytest.approx(train["cpu_seconds"].sum() / 3600)
+    assert tier_total["unknown"] == len(table) - len(train)
+
+
+def test_cost_command_prints_the_paper_tiers_totals_without_training():
+    result = run_cli("cost", "--config", str(REPO / "config" / "paper.yaml"))
+    assert "# Cost of" in result.stdout and "| tier" in result.stdout and "GPU-hours" in result.stdout
+    missing = run_cli("cost", "--config", str(REPO / "config" / "paper.yaml"), "--smoke", "2",
+                      "--smoke-dir", "/nonexistent", check=False)
+    assert missing.returncode != 0 and "--smoke 2: no smoke run's benchmarks in /nonexistent/" in missing.stderr
