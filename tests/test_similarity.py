@@ -4,7 +4,7 @@ construction, and against numpy.linalg references."""
 import numpy as np
 import pytest
 
-from iclab import estimators
+from iclab import estimators, probing
 from iclab.probing import apply_readouts, fit_readouts
 from iclab.similarity import best_match, errors_similarity, induced_weights, weights_similarity
 
@@ -114,3 +114,43 @@ def test_similarity_of_errors_per_group_of_prompts_averages_to_the_whole():
     np.testing.assert_allclose(whole, errors_similarity(a, b, ys), rtol=1e-12)
     np.testing.assert_allclose(groups.mean(axis=-1), errors_similarity(a, b, ys), rtol=1e-12)
     np.testing.assert_allclose(groups[..., 0], errors_similarity(a[:, :5], b[:, :5], ys[:5]), rtol=1e-12)
+
+
+def test_readouts_in_chunks_equal_the_readouts_of_every_state_at_once(monkeypatch):
+    """Chunks of prompts sized by the states' bytes (forced to 3 prompts a chunk here) give the readouts of all the
+    states at once, and never ask ``layer_states`` for more prompts than a chunk."""
+    rng = np.random.default_rng(3)
+    weights = rng.standard_normal((4, 3, 5))  # (L+1, d, E): a linear "model" per layer
+    asked = []
+
+    def layer_states(xs, queries):  # (b, K, d), (b, K, T, d) → (L+1, b, K, T, E)
+        asked.append(len(xs))
+        return np.einsum("bktd,lde->lbkte", queries + xs[:, :, None], weights)
+
+    xs, queries = rng.standard_normal((10, 2, 3)), rng.standard_normal((10, 2, 6, 3))
+    readouts = rng.standard_normal((4, 6))
+    one_prompt = layer_states(xs[:1], queries[:1]).nbytes
+    monkeypatch.setattr(probing, "STATES_BUDGET_BYTES", 3 * one_prompt + 1)
+    asked.clear()
+    chunked = probing.readouts_in_chunks(readouts, layer_states, xs, queries)
+    assert max(asked) == 3 and sum(asked) == 10
+    np.testing.assert_allclose(chunked, probing.apply_readouts(readouts, layer_states(xs, queries)), rtol=1e-12)
+
+
+def test_readouts_fitted_over_chunks_equal_the_fit_on_every_state_at_once(monkeypatch):
+    """Sums accumulated over chunks of 2 prompts give the least-squares readouts of all the states at once, even for
+    states with a large common component (a residual stream's), which a plain Σhhᵀ − n·mmᵀ would lose to round-off;
+    both are checked against numpy's lstsq of the centred problem."""
+    rng = np.random.default_rng(5)
+    states = 1e4 + rng.standard_normal((3, 9, 4, 6))  # (L+1, B, K, E), a mean 10⁴ times the spread
+    ys = rng.standard_normal((9, 4))
+    monkeypatch.setattr(probing, "STATES_BUDGET_BYTES", 2 * states[:, :1].nbytes + 1)
+    chunked = probing.fit_readouts_in_chunks(lambda xs, y: states[:, xs[:, 0].astype(int)], np.arange(9)[:, None], ys)
+    at_once = fit_readouts(states, ys, ridge=0.0)
+    for layer in range(3):
+        h = states[layer].reshape(-1, 6)
+        u = np.linalg.lstsq(h - h.mean(axis=0), ys.reshape(-1) - ys.mean(), rcond=None)[0]
+        np.testing.assert_allclose(at_once[layer, :6], u, rtol=1e-6)
+    np.testing.assert_allclose(probing.fit_readouts_in_chunks(
+        lambda xs, y: states[:, xs[:, 0].astype(int)], np.arange(9)[:, None], ys, ridge=0.0), at_once, rtol=1e-9)
+    np.testing.assert_allclose(chunked, fit_readouts(states, ys), rtol=1e-9)

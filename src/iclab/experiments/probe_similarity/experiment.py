@@ -19,7 +19,7 @@ from iclab import estimators
 from iclab.experiments.base import Evaluation, Experiment
 from iclab.experiments.probe_layers.experiment import CHUNK, PROBED, check_gd_lr, pad_layers, sweep
 from iclab.models import numpy_layer_states, numpy_query_layer_states
-from iclab.probing import apply_readouts, fit_readouts
+from iclab.probing import fit_readouts_in_chunks, readouts_in_chunks
 from iclab.intervals import PROMPT_GROUPS
 from iclab.similarity import errors_similarity_groups, induced_weights, weights_similarity
 
@@ -45,10 +45,11 @@ def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries:
     Similarities of Errors per group of prompts: (L+1, J, G) or (J, G)."""
     batch, fit, w = evaluation.batch, evaluation.data["probe"], len(queries)
     states = numpy_layer_states(model.module, CHUNK)
-    readouts = fit_readouts(states(fit.xs, fit.ys), fit.ys)  # (L+1, E+1)
-    layers = apply_readouts(readouts, states(batch.xs, batch.ys))  # (L+1, B, K)
-    query_states = numpy_query_layer_states(model.module, CHUNK)(batch.xs[:w], batch.ys[:w], queries)
-    layer_weights = induced_weights(queries, apply_readouts(readouts, query_states))  # (L+1, W, K, d)
+    readouts = fit_readouts_in_chunks(states, fit.xs, fit.ys)  # (L+1, E+1)
+    layers = readouts_in_chunks(readouts, states, batch.xs, batch.ys)  # (L+1, B, K)
+    query_states = numpy_query_layer_states(model.module, CHUNK)
+    at_queries = readouts_in_chunks(readouts, query_states, batch.xs[:w], batch.ys[:w], queries)  # (L+1, W, K, T)
+    layer_weights = induced_weights(queries, at_queries)  # (L+1, W, K, d)
     own = evaluation.predictions[model.label, model.seed][None]  # (1, B, K)
     out = {}
     for name, weights in algorithms.items():
