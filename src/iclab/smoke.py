@@ -10,7 +10,7 @@ the tier through to every figure, table and the claims table with:
 - the first seed only;
 - every evaluation set and every analysis set read like one (``PROMPT_KEYS``) capped at ``SMOKE_PROMPTS`` prompts:
   less than one evaluation chunk, enough for every code path (probes fit d + 1 weights from ``SMOKE_PROMPTS`` ×
-  points rows);
+  points rows); the induced weights' prompts at ``SMOKE_WEIGHTS_PROMPTS``;
 - a progress line after every step and a checkpoint after the first (the resume path at the tier's sizes).
 
 Everything else is the tier's: d, n, N, M, model widths, depths and heads, batch sizes, chunk sizes, sweep points,
@@ -27,7 +27,10 @@ from iclab.hashing import canonical_json
 
 SMOKE_KEY = "smoke"
 SMOKE_PROMPTS = 64  # prompts of every evaluation and analysis set in a smoke run
-PROMPT_KEYS = ("eval_prompts", "probe_prompts", "weights_prompts", "pretraining_eval")  # counts of prompts read
+PROMPT_KEYS = ("eval_prompts", "probe_prompts", "pretraining_eval")  # counts of prompts read
+# The induced weights' prompts (Fu et al.) each cost K·T forward passes (41 prefixes × 200 queries at the paper's
+# shape: the tier's 64 prompts take ~2 h on 2 cores): two exercise every code path.
+SMOKE_WEIGHTS_PROMPTS = 2
 # A curriculum increment larger than any task's d and prompt length: one stage reaches the full shape.
 FULL_SHAPE_STEP = 1_000_000
 RESULTS = "results"
@@ -76,6 +79,8 @@ def capped(node: Any, steps: int) -> Any:
     for key in PROMPT_KEYS:
         if key in out:
             out[key] = min(out[key], SMOKE_PROMPTS)
+    if "weights_prompts" in out:
+        out["weights_prompts"] = min(out["weights_prompts"], SMOKE_WEIGHTS_PROMPTS)
     if "steps" in out and "lr" in out:  # a training section of gradient steps
         out["steps"] = min(out["steps"], steps)
     if is_two_stage(out):
