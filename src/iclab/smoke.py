@@ -9,9 +9,10 @@ the tier through to every figure, table and the claims table with:
   step after the first trains at the shape that the tier's long runs spend almost all their steps at;
 - the first seed only;
 - every evaluation set and every analysis set read like one (``PROMPT_KEYS``) capped at ``SMOKE_PROMPTS`` prompts:
-  less than one evaluation chunk, enough for every code path (probes fit d + 1 weights from ``SMOKE_PROMPTS`` ×
-  points rows); the induced weights' prompts at ``SMOKE_WEIGHTS_PROMPTS``;
-- a progress line after every step and a checkpoint after the first (the resume path at the tier's sizes).
+  less than one evaluation chunk, enough for every code path (Fu et al.'s probes fit 257 weights from 16 × 41
+  rows); the induced weights' prompts at ``SMOKE_WEIGHTS_PROMPTS``;
+- a progress line after every step (``iclab.cost`` reads the seconds per step from them), checkpoints at the tier's
+  cadence (none within K steps: a checkpoint's write would count in the next step's seconds).
 
 Everything else is the tier's: d, n, N, M, model widths, depths and heads, batch sizes, chunk sizes, sweep points,
 theory sample counts. The run writes under ``results/smoke/`` (``results_dir``), never over a real run's results, and
@@ -26,7 +27,9 @@ from typing import Any
 from iclab.hashing import canonical_json
 
 SMOKE_KEY = "smoke"
-SMOKE_PROMPTS = 64  # prompts of every evaluation and analysis set in a smoke run
+# Prompts of every evaluation and analysis set in a smoke run. The prompt-only baselines at the paper's lengths cost
+# seconds a prompt (mean_field's kernel ridge at n = 1000: 4.6 s), so 64 would take the smoke run past an hour.
+SMOKE_PROMPTS = 16
 PROMPT_KEYS = ("eval_prompts", "probe_prompts", "pretraining_eval")  # counts of prompts read
 # The induced weights' prompts (Fu et al.) each cost K·T forward passes (41 prefixes × 200 queries at the paper's
 # shape: the tier's 64 prompts take ~2 h on 2 cores): two exercise every code path.
@@ -62,7 +65,7 @@ def smoke_config(config: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(config)
     out["seeds"] = out["seeds"][:1]
     out["evaluation"]["n_prompts"] = min(out["evaluation"]["n_prompts"], SMOKE_PROMPTS)
-    out["progress"] = {"log_every": 1, "checkpoint_every": 1}
+    out["progress"] = out["progress"] | {"log_every": 1}
     out["experiments"] = {name: capped(section, steps) for name, section in out["experiments"].items()}
     return out
 
