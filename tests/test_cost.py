@@ -8,9 +8,9 @@ from conftest import REPO, run_cli
 from iclab.config import validate
 from iclab.cost import Smoke, cost_table, totals
 from iclab.plan import build_plan
-from iclab.smoke import smoke_config
+from iclab.smoke import SMOKE_PROMPTS, smoke_config
 
-STEPS, FULL_STEPS, FULL_PROMPTS, SMOKE_PROMPTS = 2, 1000, 1000, 64
+STEPS, FULL_STEPS, FULL_PROMPTS = 2, 1000, 1000
 PREFIX = "2026-11-26 09:00:00,000 INFO iclab.progress: "
 
 
@@ -50,11 +50,11 @@ def smoke_run(tmp_path, tier):
         benchmark(tmp_path, f"train/{group}", 10.0, 500.0)
     for (job_hash, job), seconds in zip(smoked.data.items(), (3.0, 4.0), strict=True):
         write(tmp_path / "logs" / "data" / f"{job_hash}.log", "x INFO iclab: peak memory: host 300 MB, device 0 MB")
-        write(tmp_path / "data" / f"{job_hash}.nc", "x" * 6400)  # 100 bytes a prompt
+        write(tmp_path / "data" / f"{job_hash}.nc", "x" * 100 * SMOKE_PROMPTS)  # 100 bytes a prompt
         benchmark(tmp_path, f"data/{job_hash}", seconds, 300.0)
     setting = next(iter(smoked.settings["ltb_gap"].values()))
-    lines = [f"predicted: {label} seed 0 on 64 prompts in 0.640 s" for label in ("lsa", "ltb", "gd_beta")]
-    lines += ["predicted: zero seed - on 64 prompts in 0.064 s", "evaluated: 64 prompts read in 2.500 s"]
+    lines = [f"predicted: {label} seed 0 on 16 prompts in 0.640 s" for label in ("lsa", "ltb", "gd_beta")]
+    lines += ["predicted: zero seed - on 16 prompts in 0.064 s", "evaluated: 16 prompts read in 2.500 s"]
     write(tmp_path / "logs" / "evaluate" / "ltb_gap" / f"{setting.hash}.log", "\n".join(lines))
     benchmark(tmp_path, f"evaluate/ltb_gap/{setting.hash}", 5.0, 800.0)
     return Smoke.read(smoked, tmp_path), setting

@@ -212,9 +212,13 @@ def test_every_stage_has_help():
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout
 
 
-def test_lint_is_clean():
+@pytest.mark.parametrize("extra", [(), ("--config", "smoke=2")], ids=["run", "smoke run"])
+def test_lint_is_clean(extra):
     result = subprocess.run(
-        [str(SNAKEMAKE), "--lint", "--snakefile", str(REPO / "Snakefile")], capture_output=True, text=True, cwd=REPO
+        [str(SNAKEMAKE), "--lint", "--snakefile", str(REPO / "Snakefile"), *extra],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

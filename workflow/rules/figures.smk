@@ -78,7 +78,7 @@ rule claims:
         res("benchmarks/claims.tsv")
     threads: 1
     params:
-        stem=res("tables/claims"),
+        stem=lambda w, output: output.csv.removesuffix(".csv"),
         smoke=f"--smoke {SMOKE}" if SMOKE else "",
     conda:
         ENV
@@ -92,7 +92,7 @@ if SMOKE:
         """The tier's cost, job by job, projected from this smoke run's logs and benchmarks (iclab.cost): the last job
         of a smoke run."""
         input:
-            [target for target in all_targets() if "/tables/cost." not in target],
+            product_targets(),
         output:
             csv=res("tables/cost.csv"),
             md=res("tables/cost.md"),
@@ -102,11 +102,13 @@ if SMOKE:
         threads: 1
         params:
             config=canonical_json(TIER_CONFIG),
-            stem=res("tables/cost"),
+            stem=lambda w, output: output.csv.removesuffix(".csv"),
+            steps=SMOKE,
+            results=lambda w, output: os.path.dirname(os.path.dirname(output.csv)),  # RESULTS
         conda:
             ENV
         shell:
-            "python -m iclab cost --config-json {params.config:q} --smoke {SMOKE} --smoke-dir {RESULTS}"
+            "python -m iclab cost --config-json {params.config:q} --smoke {params.steps} --smoke-dir {params.results}"
             " --out {params.stem} > {log} 2>&1"
 
 
