@@ -3,8 +3,9 @@
 import math
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO
 
+from iclab.__main__ import main
 from iclab.config import validate
 from iclab.cost import Smoke, cost_table, totals
 from iclab.plan import build_plan
@@ -104,9 +105,10 @@ def test_without_a_smoke_run_training_is_estimated_and_the_rest_unknown(tier):
     assert tier_total["unknown"] == len(table) - len(train)
 
 
-def test_cost_command_prints_the_paper_tiers_totals_without_training():
-    result = run_cli("cost", "--config", str(REPO / "config" / "paper.yaml"))
-    assert "# Cost of" in result.stdout and "| tier" in result.stdout and "GPU-hours" in result.stdout
-    missing = run_cli("cost", "--config", str(REPO / "config" / "paper.yaml"), "--smoke", "2",
-                      "--smoke-dir", "/nonexistent", check=False)
-    assert missing.returncode != 0 and "--smoke 2: no smoke run's benchmarks in /nonexistent/" in missing.stderr
+def test_cost_command_prints_the_paper_tiers_totals_without_training(capsys, caplog):
+    main(["cost", "--config", str(REPO / "config" / "paper.yaml")])
+    printed = capsys.readouterr().out
+    assert "# Cost of" in printed and "| tier" in printed and "GPU-hours" in printed
+    with pytest.raises(SystemExit):
+        main(["cost", "--config", str(REPO / "config" / "paper.yaml"), "--smoke", "2", "--smoke-dir", "/nonexistent"])
+    assert "--smoke 2: no smoke run's benchmarks in /nonexistent/" in caplog.text
