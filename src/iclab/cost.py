@@ -207,7 +207,7 @@ def evaluate_row(setting: Setting, full: Plan, smoke: Smoke | None) -> dict[str,
     predictions = sum(seconds * eval_ratio * seeds.get(learner, 1) for learner, seconds in log.predicted.items())
     analyses = max(log.evaluated_seconds - sum(log.predicted.values()), 0.0) * read_ratio
     rest = log.seconds - log.evaluated_seconds
-    grown = (prompts_read(setting, full) - prompts_read(twin, smoke.plan)) * bytes_per_prompt(setting, full, smoke)
+    grown = (prompts_read(setting, full) - prompts_read(twin, smoke.plan)) * bytes_per_prompt(setting, twin, full, smoke)
     return base | {
         "smoke_work": prompts_read(twin, smoke.plan), "smoke_seconds": log.seconds,
         "seconds_per_unit": log.evaluated_seconds / prompts_read(twin, smoke.plan),
@@ -216,10 +216,9 @@ def evaluate_row(setting: Setting, full: Plan, smoke: Smoke | None) -> dict[str,
     }
 
 
-def bytes_per_prompt(setting: Setting, full: Plan, smoke: Smoke) -> float:
-    """Host bytes an evaluation holds per prompt read: its data sets as stored (the smoke's files, per prompt) and,
-    per learner and seed, predictions and errors at every position in float64."""
-    twin = smoke_settings(smoke)[point_key(setting)]
+def bytes_per_prompt(setting: Setting, twin: Setting, full: Plan, smoke: Smoke) -> float:
+    """Host bytes an evaluation of ``setting`` holds per prompt read: its data sets as stored (the files of its smoke
+    twin's, per prompt) and, per learner and seed, predictions and errors at every position in float64."""
     stored = sum((smoke.results / "data" / f"{h}.nc").stat().st_size / smoke.plan.data[h].n_prompts for h in twin.data.values())
     positions = full.data[setting.data["eval"]].task["n_points"]
     return stored + 2 * FLOAT64 * positions * (len(setting.models) + len(setting.baselines))
