@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,21 @@ class Smoke:
     def training(self, model_hash: str) -> JobLog | None:
         return self.logs.get(("train", self.plan.group_of[model_hash]))
 
+    @cached_property
+    def model_by_shape(self) -> dict[str, str]:
+        """``smoke.shape_key`` → the smoke model of that shape."""
+        return {shape_key(job.to_dict()): h for h, job in self.plan.train.items()}
+
+    @cached_property
+    def setting_by_point(self) -> dict[str, Setting]:
+        """``point_key`` → the smoke setting of that sweep point."""
+        return {point_key(s): s for settings in self.plan.settings.values() for s in settings.values()}
+
+    @cached_property
+    def data_by_key(self) -> dict[str, str]:
+        """``data_key`` → the smoke data set of that task and stream."""
+        return {data_key(job): h for h, job in self.plan.data.items()}
+
 
 def row(experiment: str, rule: str, job: str, what: str, **values: Any) -> dict[str, Any]:
     return {column: math.nan for column in COLUMNS} | {
@@ -169,10 +185,9 @@ def smoke_twins(specs: list[dict[str, Any]], smoke: Smoke | None) -> list[tuple[
     """Each model's smoke counterpart and the log of the job that trained it; None if any is missing."""
     if smoke is None:
         return None
-    by_shape = {shape_key(job.to_dict()): h for h, job in smoke.plan.train.items()}
     twins = []
     for spec in specs:
-        twin = by_shape.get(shape_key(spec))
+        twin = smoke.model_by_shape.get(shape_key(spec))
         log = None if twin is None else smoke.training(twin)
         if log is None or any((twin, stage) not in log.progress for stage, _ in model_work(spec)):
             return None
@@ -197,7 +212,7 @@ def evaluate_row(setting: Setting, full: Plan, smoke: Smoke | None) -> dict[str,
     n_models = len(setting.models)
     base = row(setting.experiment, "evaluate", setting.hash, f"{n_models} models, {len(setting.baselines)} baselines",
                unit="prompts", work=prompts_read(setting, full))
-    twin = None if smoke is None else smoke_settings(smoke).get(point_key(setting))
+    twin = None if smoke is None else smoke.setting_by_point.get(point_key(setting))
     log = None if twin is None else smoke.logs.get(("evaluate", f"{setting.experiment}/{twin.hash}"))
     if log is None:
         return base | {"basis": "not measured"}
@@ -229,8 +244,7 @@ def data_row(job_hash: str, experiment: str, full: Plan, smoke: Smoke | None) ->
     job = full.data[job_hash]
     base = row(experiment, "data", job_hash, f"{job.stream} set, {job.task['family']}", unit="prompts",
                work=job.n_prompts)
-    twins = {} if smoke is None else {data_key(j): h for h, j in smoke.plan.data.items()}
-    twin = twins.get(data_key(job))
+    twin = None if smoke is None else smoke.data_by_key.get(data_key(job))
     log = None if twin is None else smoke.logs.get(("data", twin))
     if log is None:
         return base | {"basis": "not measured"}
@@ -253,10 +267,6 @@ def fixed_row(rule: str, experiment: str, smoke: Smoke | None) -> dict[str, Any]
         return base | {"basis": "not measured"}
     return base | {"smoke_seconds": log.seconds, "cpu_seconds": log.seconds, "peak_host_mb_smoke": log.host_mb,
                    "peak_host_mb": log.host_mb, "basis": "measured (does not scale)"}
-
-
-def smoke_settings(smoke: Smoke) -> dict[str, Setting]:
-    return {point_key(s): s for settings in smoke.plan.settings.values() for s in settings.values()}
 
 
 def cost_table(full: Plan, smoke: Smoke | None, products: dict[str, list[str]]) -> pd.DataFrame:
