@@ -2,14 +2,19 @@
 parameters, job-seconds and memory measured on this machine."""
 
 import itertools
+from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
+import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
 from iclab import cluster
+from iclab.config import load
 from iclab.fit.sgd import prompt_loss
 from iclab.models import build_model
+from iclab.plan import build_plan
 
 
 def job(model: dict, d: int, n: int, **train) -> dict:
@@ -112,3 +117,56 @@ def test_partition_and_account_come_from_the_environment():
     assert (cluster.partition(1, env), cluster.partition(0, env), cluster.account(env)) == ("gpu", "cpu", "lab")
     assert cluster.partition(1, {"ICLAB_SLURM_PARTITION": "cpu"}) == "cpu"
     assert (cluster.partition(1, {}), cluster.partition(0, {}), cluster.account({})) == (None, None, None)
+
+
+# The paper tier's training jobs projected from its smoke run (every shape, two steps each, measured on this
+# machine's 2 threads): `python -m iclab cost --config config/paper.yaml --smoke 2 --out benchmarks/results/paper_cost`.
+ROOT = Path(__file__).resolve().parents[1]
+PAPER_COST = ROOT / "benchmarks/results/paper_cost.csv"
+# Twins of one shape measured up to 15% apart in seconds a step (GPT-2 on 257 points: 42.6–48.7 s): a request
+# covers its projection by a quarter more.
+MARGIN = 1.25
+
+
+@pytest.fixture(scope="module")
+def paper_training() -> list[tuple[list[dict], pd.Series]]:
+    """(the specs of each training job of the paper tier, its row of the committed projection)."""
+    config = load(ROOT / "config/paper.yaml")
+    plan = build_plan(config)
+    table = pd.read_csv(PAPER_COST)
+    rows = table[table["rule"] == "train"].set_index("job")
+    assert set(rows.index) == set(plan.groups), f"{PAPER_COST} is stale: rerun the paper tier's smoke run and cost"
+    return [([plan.train[h].to_dict() for h in members], rows.loc[group]) for group, members in plan.groups.items()]
+
+
+def attempts() -> int:
+    return 1 + yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())["retries"]
+
+
+@pytest.mark.parametrize("gpus_allowed", [False, True])
+def test_paper_memory_requests_cover_the_measured_peaks(paper_training, gpus_allowed: bool):
+    """Host memory measured at every paper shape on a CPU; on a GPU cluster the GPT-2s and LSTMs keep their
+    activations on the GPU, which only a GPU run can measure, so only the CPU jobs are checked there."""
+    for specs, measured in paper_training:
+        if cluster.device(specs[0], gpus_allowed) == "cpu":
+            requested = cluster.group_memory_mb(specs, gpus_allowed)
+            assert requested >= MARGIN * measured["peak_host_mb"], (measured["what"], requested, measured["peak_host_mb"])
+
+
+@pytest.mark.parametrize("gpus_allowed", [False, True])
+def test_paper_runtime_requests_cover_the_projected_seconds(paper_training, gpus_allowed: bool):
+    """A CPU job whose projection fits the cap asks for it at its first attempt; a longer one is covered by its
+    attempts (each resumes from the last one's checkpoint). The CPU jobs that no attempts cover are exactly the
+    GPT-2s and LSTMs, which ask for a GPU where the cluster has one (their GPU seconds are assumed, not measured)."""
+    uncovered = []
+    for specs, measured in paper_training:
+        if cluster.device(specs[0], gpus_allowed) == "gpu":
+            continue
+        needed = MARGIN * measured["cpu_seconds"]
+        first = 60 * cluster.group_runtime_minutes(specs, 1, gpus_allowed)
+        every = sum(60 * cluster.group_runtime_minutes(specs, a, gpus_allowed) for a in range(1, attempts() + 1))
+        if needed <= 60 * cluster.MAX_RUNTIME_MIN:
+            assert first >= needed, (measured["what"], first, needed)
+        elif every < needed:
+            uncovered.append(specs[0]["model"]["name"])
+    assert set(uncovered) <= set(cluster.ACCELERATED_MODELS) and (not gpus_allowed or not uncovered)

@@ -188,6 +188,9 @@ def test_subspace_recovery_on_hand_built_weights():
     cosines, energy = two_stage.subspace_recovery(outside, basis)
     np.testing.assert_allclose(cosines, [0.0, 0.0], atol=1e-12)
     assert energy == pytest.approx(0.0)
+    # a zero row (a neuron stage 1 never moved) has no direction: the mean is over the other rows
+    _, energy = two_stage.subspace_recovery(np.vstack([inside[:1], np.zeros(5), outside[:1]]), basis)
+    assert energy == pytest.approx(0.5)
 
 
 def test_two_stage_fit_resumes_from_its_checkpoint(tmp_path, monkeypatch):

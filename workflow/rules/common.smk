@@ -93,7 +93,7 @@ def train_runtime(wildcards, attempt):
 
 
 def train_priority(wildcards):
-    return cluster.group_priority(group_specs(wildcards), GPUS_ALLOWED)
+    return cluster.group_priority(group_specs(wildcards))  # CPU seconds: priorities order a local run
 
 
 def train_mem_mb(wildcards):

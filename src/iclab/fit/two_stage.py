@@ -140,12 +140,15 @@ def ridge_solution(gram: torch.Tensor, rhs: torch.Tensor, count: int, penalty: f
 
 def subspace_recovery(weight: np.ndarray, basis: np.ndarray) -> tuple[np.ndarray, float]:
     """Cosines of the principal angles between V (basis (d, r)) and the span of W's top r right
-    singular vectors, largest first; and the mean over rows of ‖P_V ŵⱼ‖² (chance: r/d)."""
+    singular vectors, largest first; and the mean over rows of ‖P_V ŵⱼ‖² (chance: r/d), over the rows that have a
+    direction (a neuron whose stage-1 gradient was zero keeps a zero row: NaN if every row is zero)."""
     r = basis.shape[1]
     top = np.linalg.svd(weight, full_matrices=False)[2][:r].T  # (d, r)
     cosines = np.linalg.svd(basis.T @ top, compute_uv=False)
-    unit_rows = weight / np.linalg.norm(weight, axis=1, keepdims=True)
-    return cosines, float(np.mean(np.sum((unit_rows @ basis) ** 2, axis=1)))
+    norms = np.linalg.norm(weight, axis=1)  # (m,)
+    unit_rows = weight[norms > 0] / norms[norms > 0, None]  # (m', d)
+    energy = np.sum((unit_rows @ basis) ** 2, axis=1)  # (m',)
+    return cosines, float(energy.mean()) if len(energy) else float("nan")
 
 
 @dataclass
