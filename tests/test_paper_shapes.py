@@ -1,5 +1,5 @@
 """A paper-shape slice: for every model family of the paper tier, its largest training shape (d, n, widths, depths,
-heads, tokens: the most work a prompt) trained for two steps and saved, then read back the way an evaluation reads
+heads, tokens: the most work a prompt) trained for one step and saved, then read back the way an evaluation reads
 it and run on three prompts at the full length.
 
 Only the work is cut, as in the smoke run (``iclab.smoke``), and more: two prompts a batch (the batch is an axis no
@@ -25,7 +25,7 @@ from iclab.trained import TrainedModel, save_model
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = tuple(FITTERS)  # every model family that trains
-BATCH, STEPS, PROMPTS = 2, 2, 3
+BATCH, STEPS, PROMPTS = 2, 1, 3
 
 
 def work_per_prompt(spec: dict) -> float:
