@@ -70,7 +70,9 @@ class Estimate:
     trained: bool = False  # per_seed holds one value per training seed
     prompts: str | None = None
     groups: tuple[float, ...] | None = None  # means over groups of ``prompts`` (averaged over seeds): batch means
-    replicates: tuple[float, ...] | None = None  # bootstrap replicates of the value (seeds and prompt groups)
+    # per seed, the statistic on each bootstrap draw of the prompt groups (S, R): the same draws at every seed and
+    # for every estimate (``bootstrapped``)
+    replicates: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self):
         if not self.per_seed or (len(self.per_seed) > 1 and not self.trained):
@@ -90,22 +92,37 @@ class Estimate:
         """s.e. of the mean over seeds from their spread (0 for one seed or none)."""
         return float(np.sqrt(intervals.seed_variance(np.asarray(self.per_seed)))) if self.seeds > 1 else 0.0
 
+    def seed_part(self, level: float = LEVEL) -> float:
+        """The seeds' share of the half-width: the t quantile on S − 1 degrees of freedom × ``seed_se``."""
+        return intervals.quantile(self.seeds, level) * self.seed_se if self.seeds > 1 else 0.0
+
     def half_width(self, level: float = LEVEL) -> float:
         """Half-width of the two-sided ``level`` interval: t quantile on the seed component, normal on the
-        Monte-Carlo one, added in quadrature (for a bootstrapped value: half the percentile interval's width)."""
+        Monte-Carlo one, added in quadrature (for a bootstrapped value: half the interval's width)."""
         if self.replicates is not None:
             low, high = self.interval(level)
             return (high - low) / 2
-        seed_part = intervals.quantile(self.seeds, level) * self.seed_se if self.seeds > 1 else 0.0
-        return math.hypot(seed_part, intervals.quantile(1, level) * self.mc_se)
+        return math.hypot(self.seed_part(level), intervals.quantile(1, level) * self.mc_se)
 
     def interval(self, level: float = LEVEL) -> tuple[float, float]:
-        """The two-sided ``level`` interval: the value ± ``half_width``, or the bootstrap's percentile interval."""
+        """The two-sided ``level`` interval: the value ± ``half_width``. A bootstrapped value's: the percentile
+        interval of the seed mean over the draws of prompt groups (the prompts' error, common to the seeds) and the
+        seeds' t part, each side added in quadrature."""
         if self.replicates is not None:
             tail = (1 - level) / 2
-            return tuple(float(v) for v in np.quantile(self.replicates, [tail, 1 - tail]))
+            low, high = np.quantile(np.mean(self.replicates, axis=0), [tail, 1 - tail])  # over the R draws
+            below, above = max(self.value - low, 0.0), max(high - self.value, 0.0)
+            seeds = self.seed_part(level)
+            return self.value - math.hypot(seeds, below), self.value + math.hypot(seeds, above)
         half = self.half_width(level)
         return self.value - half, self.value + half
+
+    @property
+    def prompt_se(self) -> float:
+        """s.e. of the value from the prompts alone: ``mc_se``, or the bootstrap replicates' spread."""
+        if self.replicates is None:
+            return self.mc_se
+        return float(np.std(np.mean(self.replicates, axis=0), ddof=1))
 
 
 def exact(value: float) -> Estimate:
@@ -173,19 +190,20 @@ def batch_means_se(groups: np.ndarray) -> float:
 
 
 def replicates_of(e: Estimate) -> np.ndarray:
-    """Bootstrap replicates of ``e`` (an exact value: itself in every replicate)."""
-    return np.full(BOOTSTRAP_RESAMPLES, e.value) if e.replicates is None else np.array(e.replicates)
+    """Bootstrap replicates of ``e`` per seed, (S, R) (an exact value: itself in every replicate, (1, R))."""
+    return np.full((1, BOOTSTRAP_RESAMPLES), e.value) if e.replicates is None else np.array(e.replicates)
 
 
 def difference(a: Estimate, b: Estimate) -> Estimate:
     """a − b, paired seed by seed, and prompt by prompt (batch means) where both have groups of the same prompts;
-    a difference with an exact value keeps the other side's groups. Bootstrapped values are differenced
-    replicate by replicate (the same draws of seeds and prompt groups)."""
+    a difference with an exact value keeps the other side's groups. Bootstrapped values are differenced seed by
+    seed and replicate by replicate (the same draws of prompt groups)."""
     per_seed, trained = _paired(a, b, lambda x, y: x - y)
     if a.replicates is not None or b.replicates is not None:
         if any(e.replicates is None and (e.mc_se or e.seeds) for e in (a, b)):
             raise ValueError("a bootstrapped value is compared with bootstrapped or exact values only")
-        return Estimate(per_seed, 0.0, trained, replicates=tuple(replicates_of(a) - replicates_of(b)))
+        replicates = replicates_of(a) - replicates_of(b)  # (S, R), an exact side broadcast over the seeds
+        return Estimate(per_seed, 0.0, trained, replicates=tuple(map(tuple, replicates)))
     if a.groups is not None and b.groups is not None and same_prompts(a, b) and len(a.groups) == len(b.groups):
         groups = np.subtract(a.groups, b.groups)
         return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups))
@@ -198,21 +216,20 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
 
 def bootstrapped(groups: xr.DataArray, statistic, seed_dim: str = "seed") -> Estimate:
     """A statistic of similarities per group of prompts (``groups``: ``seed_dim``, then the statistic's axes,
-    ``prompt_group`` last), per seed, and its bootstrap replicates: the groups resampled with replacement (the
-    same draws at every seed), the statistic per seed, its mean over the seeds resampled with replacement.
-    Every call with the same numbers of seeds and groups draws the same resamples, so two estimates are
-    compared replicate by replicate (paired). ``statistic`` maps (..., J) → (...), e.g. the best count over a
-    grid of J counts."""
+    ``prompt_group`` last), per seed, and its bootstrap replicates per seed: the groups resampled with replacement
+    (the same draws at every seed: the prompts are common to the seeds), the statistic per seed on each draw. The
+    seeds are not resampled: with 3 seeds, all three draws are the lowest with probability 1/27 and the percentile
+    interval shrinks to about their range; the seeds' spread enters the interval as a t on S − 1 degrees of
+    freedom instead (``Estimate.interval``). Every call with the same number of groups draws the same resamples, so
+    two estimates are compared replicate by replicate (paired). ``statistic`` maps (..., J) → (...), e.g. the best
+    count over a grid of J counts."""
     data = groups.transpose(seed_dim, ..., "prompt_group").values  # (S, ..., G)
-    s, g = data.shape[0], data.shape[-1]
-    rng = np.random.default_rng(0)
-    seed_draws = rng.integers(0, s, size=(BOOTSTRAP_RESAMPLES, s))  # (R, S)
-    group_draws = rng.integers(0, g, size=(BOOTSTRAP_RESAMPLES, g))  # (R, G)
+    g = data.shape[-1]
+    group_draws = np.random.default_rng(0).integers(0, g, size=(BOOTSTRAP_RESAMPLES, g))  # (R, G)
     per_seed = statistic(np.nanmean(data, axis=-1))  # (S,)
     resampled = np.nanmean(data[..., group_draws], axis=-1)  # (S, ..., R)
     per_draw = statistic(np.moveaxis(resampled, -1, 1))  # (S, R): each seed's statistic on each draw of groups
-    replicates = per_draw[seed_draws, np.arange(BOOTSTRAP_RESAMPLES)[:, None]].mean(axis=1)  # (R,)
-    return Estimate(tuple(float(v) for v in per_seed), 0.0, True, replicates=tuple(float(v) for v in replicates))
+    return Estimate(tuple(float(v) for v in per_seed), 0.0, True, replicates=tuple(map(tuple, per_draw.tolist())))
 
 
 def ratio(a: Estimate, b: Estimate) -> Estimate:
@@ -293,11 +310,7 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
         return "none: the estimate sits on the region's edge"
     tails = 2 if relation == "≈" else 1  # an equivalence must clear both ends: each may miss with half the risk
     power_level = 1 - 2 * (1 - POWER) / tails  # two-sided level of the power's quantile (one-sided 0.84 at 80%)
-    if difference.replicates is not None:  # seeds and prompts resampled together: as if all were seed spread
-        spread = float(np.std(difference.replicates, ddof=1)) * math.sqrt(difference.seeds)
-        q = intervals.quantile(1, level) + intervals.quantile(1, power_level)
-        return f"~{max(2, math.ceil((q * spread / distance) ** 2))} (bootstrap, as if all seed spread)"
-    mc_part = (intervals.quantile(1, level) + intervals.quantile(1, power_level)) * difference.mc_se
+    mc_part = (intervals.quantile(1, level) + intervals.quantile(1, power_level)) * difference.prompt_se
     if mc_part >= distance:  # seeds cannot shrink the Monte-Carlo part: it needs more prompts
         return f"none: the Monte-Carlo error alone is too large (~{math.ceil((mc_part / distance) ** 2)}× the prompts)"
     if difference.seeds == 0:
@@ -305,7 +318,7 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     sd = difference.seed_se * math.sqrt(difference.seeds)  # spread of one seed's value
     start, end, _, _ = region(relation, margin)
     for s in range(2, MAX_SEEDS + 1):
-        if decision_probability(s, difference.value, sd, difference.mc_se, start, end, level) >= POWER:
+        if decision_probability(s, difference.value, sd, difference.prompt_se, start, end, level) >= POWER:
             return str(s)
     return f"> {MAX_SEEDS}"
 

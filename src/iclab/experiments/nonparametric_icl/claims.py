@@ -32,7 +32,7 @@ def binned(cube, t, learner, at=-1):
 
 def slope(cube, t, learner):
     """The fitted log-log slope of the excess risk over the octaves from ``fit_from`` on, bootstrapped over prompt
-    groups and seeds (the same draws for every learner: paired)."""
+    groups (the same draws for every learner: paired), with a t over the seeds."""
     at = cube.sel(pretraining_tasks=t)
     mask = fit_bins(at, int(at.fit_from))
     centres = bin_centres(at.bin_first.values, at.bin_last.values)[mask]
@@ -68,7 +68,7 @@ def claims(cube):
             f"(a) T = {large}: kernel ridge's excess risk falls more slowly in n than the pretrained model's (fitted "
             f"log-log slopes from n = {int(cube.fit_from.isel(pretraining_tasks=0))})",
             f"{SOURCE}, n^(−2α′/(2α′+d)) without the basis vs n^(−2s/(2s+1))",
-            slope(cube, large, model), "<", slope(cube, large, "krr"), "bootstrap over prompt groups and seeds"))
+            slope(cube, large, model), "<", slope(cube, large, "krr"), "bootstrap over prompt groups (paired draws) and t over seeds"))
     if small != large:
         pre = lambda t: over_seeds(cube.pretraining_risk.sel(pretraining_tasks=t),  # noqa: E731
                                    cube.pretraining_risk_sem.sel(pretraining_tasks=t).fillna(0), f"pretraining T={t}")

@@ -1,7 +1,7 @@
 """Claims of Fu, Chen, Jia, Sharan 2024, §4 (their Def. 3.4 and reported similarities), on the probe_similarity
 cube (its first d). Similarities are means over the evaluation prompts and best counts argmaxes over the iteration
-grid; their intervals come from a bootstrap over groups of prompts and over seeds, the same draws for both sides
-of a comparison. A best count at the grid's end is censored (the best may lie beyond it)."""
+grid; their intervals come from a bootstrap over groups of prompts (the same draws for both sides
+of a comparison) and a t over the seeds. A best count at the grid's end is censored (the best may lie beyond it)."""
 
 import numpy as np
 import xarray as xr
@@ -9,7 +9,7 @@ import xarray as xr
 from iclab.claims import Claim, Estimate, bootstrapped, has, over_seeds
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024"
-BASIS = "bootstrap over prompt groups and seeds (percentile, paired draws)"
+BASIS = "bootstrap over prompt groups (percentile, paired draws) and t over seeds"
 NO_GROUPS = "per seed (t); this cube has no prompt groups, so the prompts' error is left out"
 
 
