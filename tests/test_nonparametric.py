@@ -101,6 +101,47 @@ def test_attention_risk_and_its_optimum_against_monte_carlo():
     assert theory.attention_risk(best, n, *args) < theory.attention_risk(theory.single_gamma(n, *args), n, *args)
 
 
+def mean_risk(gamma: np.ndarray, n_max: int, *args) -> float:
+    """The risk averaged over context lengths 1..n_max (the loss at every position), from ``attention_risk``."""
+    return float(np.mean([theory.attention_risk(gamma, n, *args) for n in range(1, n_max + 1)]))
+
+
+def numerical_gradient(f, gamma: np.ndarray, step: float = 1e-5) -> np.ndarray:
+    """Central differences of f at ``gamma``, entry by entry: (J, J)."""
+    grad = np.zeros_like(gamma)
+    for index in np.ndindex(gamma.shape):
+        bump = np.zeros_like(gamma)
+        bump[index] = step
+        grad[index] = (f(gamma + bump) - f(gamma - bump)) / (2 * step)
+    return grad
+
+
+def test_the_single_gamma_minimises_the_risk_averaged_over_every_context_length():
+    """Its defining property (the nonparametric claims' reference): at ``single_gamma(n_max)`` the averaged risk has
+    zero gradient and rises along every perturbation; the Γ of one length too many (or too few) has a gradient there.
+    The averaged closed form also matches Monte Carlo on the task's prompts, position by position."""
+    t, n_max = task(n_points=6), 5
+    xs = torch.rand(400_000, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    args = (t.variances, t.sigma, theory.fourth_moment(t.features(xs).numpy(), t.variances))
+    objective = lambda g: mean_risk(g, n_max, *args)  # noqa: E731
+    best = theory.single_gamma(n_max, *args)
+    scale = np.abs(numerical_gradient(objective, theory.single_gamma(n_max + 1, *args))).max()
+    assert scale > 1e-4
+    assert np.abs(numerical_gradient(objective, best)).max() < 1e-3 * scale
+    assert np.abs(numerical_gradient(objective, theory.single_gamma(n_max - 1, *args))).max() > 0.1 * scale
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        bump = 1e-2 * rng.standard_normal(best.shape)
+        assert objective(best + bump) > objective(best) < objective(best - bump)
+    batch = eval_set(t, 7, 40_000)
+    f = t.features(torch.as_tensor(batch.xs))  # (B, K, J)
+    z = context_means(f, torch.as_tensor(batch.ys))  # (B, K, J)
+    errors = ((bilinear_readout(z, torch.as_tensor(best), f).numpy() - batch.ys)[:, 1 : n_max + 1]) ** 2  # (B, n_max)
+    averaged = errors.mean(axis=1)  # (B,): each prompt's risk over positions 1..n_max
+    se = averaged.std(ddof=1) / np.sqrt(len(averaged))
+    assert abs(averaged.mean() - objective(best)) < 4 * se
+
+
 def test_attention_on_the_true_features_is_the_posterior_mean_on_an_orthonormal_design():
     """Hand-built: on the 4×4 grid the basis (frequency 1) is exactly orthonormal, FᵀF = nI, so z = Fᵀy/n and the
     posterior mean (FᵀF + σ²Λ⁻¹)⁻¹Fᵀy = Λ(Λ + σ²/n)⁻¹z: φ = f° with Γ = Λ(Λ + σ²/n)⁻¹ is ridge on the true features."""
