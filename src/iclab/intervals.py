@@ -34,6 +34,14 @@ def mean_and_sem(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return samples.mean(axis=0), samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
 
 
+def ratio_and_sem(numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """R = mean(numerators) / mean(denominators) over prompts (axis 0) and its standard error by the delta method,
+    sd(numerator − R · denominator) / (√B · |mean(denominator)|) (a ratio of two means of the same prompts)."""
+    ratio = numerators.mean(axis=0) / denominators.mean(axis=0)
+    residuals = numerators - ratio * denominators  # (B, ...)
+    return ratio, residuals.std(axis=0, ddof=1) / np.sqrt(len(numerators)) / np.abs(denominators.mean(axis=0))
+
+
 def group_means(samples: np.ndarray, groups: int = PROMPT_GROUPS) -> np.ndarray:
     """Means of ``samples`` (B, ...) over ``groups`` contiguous groups of prompts (axis 0): (groups, ...).
 

@@ -29,12 +29,28 @@ def claims(cube):
         limit_gap = exact(float(at.theory_gap.sel(position=m)))
         rows.append(Claim(
             f"on new random covariances the trained LSA's predictions approach x_qᵀKΛ_new w as the limit model's do "
-            f"(relative distance at M = {m}, panel b)", SOURCE, over_seeds(at.prediction_gap.sel(position=m)), "≈",
-            limit_gap, "relative distance per seed (t; its evaluation-prompt error is not stored); the limit "
-            "model's, exact", WITHIN * limit_gap.value,
-            f"the {WITHIN:.0%} of Theorem 8's claim on u₋₁U₁₁"))
+            f"(relative distance at M = {m}, panel b)", SOURCE, prediction_gap(at, m), "≈", limit_gap,
+            f"relative distance per seed (t){GAP_PROMPTS[prompt_error(at)]}; the limit model's, exact",
+            WITHIN * limit_gap.value, f"the {WITHIN:.0%} of Theorem 8's claim on u₋₁U₁₁"))
         early = min(n, m)
         rows.append(Claim(f"the trained LSA's prediction distance to the limit falls with M (M = {m} against "
-                          f"M = {early})", SOURCE, over_seeds(at.prediction_gap.sel(position=m)), "<",
-                          over_seeds(at.prediction_gap.sel(position=early)), "relative distance per seed (t), paired"))
+                          f"M = {early})", SOURCE, prediction_gap(at, m), "<", prediction_gap(at, early),
+                          f"relative distance per seed (t), paired{GAP_PROMPTS[prompt_error(at)]}"))
     return rows
+
+
+GAP_PROMPTS = {  # the basis's words for the evaluation prompts' error of the prediction gap, stored or not
+    True: " and evaluation prompts (normal, delta method)",
+    False: "; its evaluation-prompt error is not stored in this cube",
+}
+
+
+def prompt_error(at) -> bool:
+    return "prediction_gap_sem" in at
+
+
+def prediction_gap(at, position: int):
+    """The trained LSA's relative prediction distance to the limit model at ``position``, per seed, with its
+    evaluation prompts' s.e. where the cube stores it."""
+    sems = at.prediction_gap_sem.sel(position=position) if prompt_error(at) else None
+    return over_seeds(at.prediction_gap.sel(position=position), sems)

@@ -14,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, TheoryInputs
+from iclab.intervals import ratio_and_sem
 from iclab.tasks import LinearTask
 from iclab.theory import lsa as lsa_theory
 
@@ -76,12 +77,15 @@ def theory(inputs: TheoryInputs) -> xr.Dataset:
 
 
 def derived(evaluation: Evaluation) -> xr.Dataset:
-    """E(ŷ − x_qᵀKΛ_new w)² / E(x_qᵀKΛ_new w)² of the trained LSA at every position, per seed."""
+    """E(ŷ − x_qᵀKΛ_new w)² / E(x_qᵀKΛ_new w)² of the trained LSA at every position, per seed, and its evaluation
+    prompts' standard error (delta method)."""
     batch = evaluation.batch
     target = lsa_theory.limit_predictions(batch.xs, batch.covariances, batch.betas, limit_matrix(evaluation.setting))
-    gaps = [np.mean((y_hat - target) ** 2, axis=0) / np.mean(target**2, axis=0) for y_hat in evaluation.trained("lsa")]
+    with np.errstate(invalid="ignore", divide="ignore"):  # position 0: no context, target 0, the ratio undefined
+        gaps, sems = zip(*(ratio_and_sem((y_hat - target) ** 2, target**2) for y_hat in evaluation.trained("lsa")))
+    dims = ("seed", "position")
     return xr.Dataset(
-        {"prediction_gap": (("seed", "position"), np.stack(gaps))},
+        {"prediction_gap": (dims, np.stack(gaps)), "prediction_gap_sem": (dims, np.stack(sems))},
         coords={"seed": evaluation.setting.seeds, "position": np.arange(batch.ys.shape[1])},
     )
 
