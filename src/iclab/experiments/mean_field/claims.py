@@ -51,6 +51,7 @@ def claims(cube):
     if has(cube, case="norm_sq", learner="attention") and has(cube, learner="zero"):
         null = float(cube.query_risk.sel(case="norm_sq", learner="zero").mean())
         rows.append(Claim("nonlinear task ‖f°‖² (orthogonal to span f°): the pretrained model is no better than the "
-                          f"zero predictor (its risk {null:.3g})", SOURCE, query(cube, "norm_sq", "attention"), "≈",
-                          query(cube, "norm_sq", "zero"), BASIS, NULL_FRACTION * null, NULL_SOURCE))
+                          f"zero predictor (its risk {null:.3g}; ≥, within 5% of it)", SOURCE,
+                          query(cube, "norm_sq", "attention"), "≥", query(cube, "norm_sq", "zero"), BASIS,
+                          NULL_FRACTION * null, NULL_SOURCE))
     return rows
