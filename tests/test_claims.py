@@ -253,3 +253,23 @@ def test_a_difference_with_an_exact_value_keeps_the_groups():
     shifted = difference(a, exact(1.0))
     assert shifted.groups == pytest.approx((0.0, 1.0, 2.0)) and shifted.mc_se == 0.1
     assert difference(exact(1.0), a).groups == pytest.approx((0.0, -1.0, -2.0))
+
+
+def test_verifications_are_listed_apart_and_not_counted_among_the_claims():
+    from iclab.claims import VERIFICATIONS, claims_table, html, markdown, summary
+
+    rows = {
+        "e": [
+            Claim("a measured claim", "paper", over_seeds(xr.DataArray([1.0, 1.1, 0.9], dims="seed")), "<",
+                  exact(2.0), "t"),
+            Claim("an ODE's end", "paper", exact(0.0), "<", exact(0.1), "deterministic", verification=True),
+            Claim("a failing ODE", "paper", exact(0.5), "<", exact(0.1), "deterministic", verification=True),
+        ]
+    }
+    table = claims_table(rows)
+    assert list(table.kind) == ["claim", "verification", "verification"]
+    assert summary(table).startswith("1 claims: 1 hold, 0 fail, 0 inconclusive")
+    assert "2 verifications of the theory's computation (not counted): 1 pass." in summary(table)
+    text = markdown(table)
+    assert text.index("a measured claim") < text.index(VERIFICATIONS) < text.index("an ODE's end")
+    assert VERIFICATIONS in html(table) and VERIFICATIONS not in markdown(table.iloc[:1])

@@ -52,8 +52,9 @@ NULL_SOURCE = "iclab: 5% of the zero predictor's risk (the scale from exact to n
 RELATIONS = ("≈", "<", ">", "≤", "≥")
 VERDICTS = ("holds", "fails", "inconclusive")
 SMOKE_VERDICT = "not judged (smoke run)"  # every row of a smoke run's table (iclab.smoke): its models are untrained
+KINDS = ("claim", "verification")  # a paper's claim, measured; a deterministic check of the theory's computation
 COLUMNS = (
-    "experiment", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
+    "experiment", "kind", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
     "margin_source", "verdict", "seeds", "seeds_needed", "basis",
 )
 
@@ -354,6 +355,9 @@ class Claim:
     margin: float = 0.0
     margin_source: str = ""  # where the margin comes from (required for ≈ and any non-zero margin)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. a censored best count
+    # a check that cannot come out otherwise by chance (a deterministic ODE, an order the closed forms decide by far
+    # or that holds by construction): listed apart as a verification, not counted among the papers' claims
+    verification: bool = False
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
@@ -381,6 +385,7 @@ class Claim:
         notes = ("1 seed",) * (d.seeds == 1) + self.notes
         return {
             "experiment": experiment,
+            "kind": KINDS[self.verification],
             "claim": self.claim,
             "source": self.source,
             "measured": self.measured.value,
@@ -408,17 +413,23 @@ def claims_table(claims: Mapping[str, list[Claim]], smoke: bool = False) -> pd.D
 
 
 def summary(table: pd.DataFrame) -> str:
-    """'N claims: a hold, b fail, c inconclusive (95% intervals)', or a smoke run's warning."""
+    """'N claims: a hold, b fail, c inconclusive (95% intervals)' and the verifications' count, or a smoke run's
+    warning."""
     if (table["verdict"] == SMOKE_VERDICT).any():
         return (
             f"SMOKE RUN: {len(table)} claims, none judged. The models trained a few steps on one seed (iclab.smoke): "
             "the values below only show that every claim computes at these shapes."
         )
-    counts = {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
-    return (
-        f"{len(table)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
+    claims, checks = (table[table["kind"] == kind] for kind in KINDS)
+    counts = {v: int((claims["verdict"] == v).sum()) for v in VERDICTS}
+    text = (
+        f"{len(claims)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
         f"inconclusive ({LEVEL:.0%} intervals of measured − expected)."
     )
+    if len(checks):
+        passed = int((checks["verdict"] == "holds").sum())
+        text += f" {len(checks)} verifications of the theory's computation (not counted): {passed} pass."
+    return text
 
 
 NUMBERS = ("measured", "expected", "difference", "low", "high", "margin")
@@ -431,9 +442,15 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+VERIFICATIONS = "Verifications (deterministic checks of the theory's computation; not counted among the claims):"
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown, numbers to 4 significant digits, after the count of each verdict."""
-    return summary(table) + "\n\n" + shown(table).to_markdown(index=False) + "\n"
+    """The table as Markdown, numbers to 4 significant digits, after the count of each verdict: the claims, then
+    the verifications."""
+    claims, checks = (shown(table[table["kind"] == kind]) for kind in KINDS)
+    text = summary(table) + "\n\n" + claims.to_markdown(index=False) + "\n"
+    return text + (f"\n{VERIFICATIONS}\n\n" + checks.to_markdown(index=False) + "\n" if len(checks) else "")
 
 
 COLOURS = {
@@ -447,13 +464,17 @@ COLOURS = {
 def html(table: pd.DataFrame) -> str:
     """The table as a standalone HTML page (what the Snakemake report shows): failing rows red, inconclusive
     ones yellow."""
-    body = shown(table).style.hide(axis="index").apply(
-        lambda row: [COLOURS[row["verdict"]]] * len(row), axis=1
-    ).to_html()
+    claims, checks = (
+        shown(table[table["kind"] == kind]).style.hide(axis="index").apply(
+            lambda row: [COLOURS[row["verdict"]]] * len(row), axis=1
+        ).to_html()
+        for kind in KINDS
+    )
+    verifications = f"<p>{VERIFICATIONS}</p>{checks}" if (table["kind"] == "verification").any() else ""
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>iclab claims</title><style>"
         "body{font-family:sans-serif;font-size:13px}td,th{padding:3px 6px;border-bottom:1px solid #ddd}</style>"
-        f"</head><body><p>{summary(table)}</p>{body}</body></html>\n"
+        f"</head><body><p>{summary(table)}</p>{claims}{verifications}</body></html>\n"
     )
 
 

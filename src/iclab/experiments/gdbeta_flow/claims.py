@@ -17,7 +17,7 @@ def claims(cube):
         Claim(f"gradient flow reaches the global minimum: largest excess risk at t = {time:g} over its start "
               f"({cases} × {cube.sizes['seed']} starts)", SOURCE, exact(float((abs(end) / start).max())), "≤",
               exact(0.0), "deterministic: the flow integrated in float64", ROUNDING,
-              f"numerical integration (relative {ROUNDING:g})"),
+              f"numerical integration (relative {ROUNDING:g})", verification=True),
         Claim(f"SGD reaches the global minimiser too: its excess risk at the end of training over R* (largest of "
               f"{cases}, per seed)", SOURCE, over_seeds((sgd_end / minimum).max("case")), "≤", exact(REACHES),
               "exact excess risk of each seed's last snapshot (t over seeds); R* from its evaluation risk"),

@@ -17,7 +17,8 @@ def claims(cube):
         sgd = over_seeds(at.sgd_distance.isel(snapshot_time=-1))
         rows += [
             Claim(f"gradient flow (the reduced ODE) brings u₋₁U₁₁ within {WITHIN:.0%} of Γ⁻¹ by t = {time:g} "
-                  f"({spectrum} spectrum)", SOURCE, exact(flow), "<", exact(WITHIN), "deterministic ODE"),
+                  f"({spectrum} spectrum)", SOURCE, exact(flow), "<", exact(WITHIN), "deterministic ODE",
+                  verification=True),
             Claim(f"SGD on sampled prompts brings u₋₁U₁₁ within {WITHIN:.0%} of Γ⁻¹ ({spectrum} spectrum; log of the "
                   "relative distance, geometric mean over seeds)", SOURCE, log(sgd), "<", exact(np.log(WITHIN)),
                   "log distance per seed (t)"),

@@ -34,7 +34,8 @@ def claims(cube):
                             trained(at, "lsa", top), optimum(at, "lsa_optimum", top)))
     if has(at, learner="lsa") and top > 0:
         rows.append(Claim(f"trained LSA stays above the GD-β optimum when β* ≠ 0 ({where})", f"{SOURCE}, Theorem 4.1",
-                          trained(at, "lsa", top), ">", optimum(at, "gd_beta_optimum", top), BASIS))
+                          trained(at, "lsa", top), ">", optimum(at, "gd_beta_optimum", top), BASIS,
+                          verification=True))  # no LSA can go below its class's optimum, far above GD-β's
     if has(at, learner="lsa", beta_star_norm=0.0):
         rows.append(reaches(f"with β* = 0 the trained LSA reaches the GD-β optimum (n = {n})",
                             f"{SOURCE}, Theorem 4.1", trained(at, "lsa", 0.0), optimum(at, "gd_beta_optimum", 0.0)))

@@ -1,4 +1,5 @@
-"""Claims of Zhang, Wu, Bartlett 2024, Figure 1, on the ltb_training cube: where training ends."""
+"""Claims of Zhang, Wu, Bartlett 2024, Figure 1, on the ltb_training cube: where GD-β's training ends. (Where the
+LTB's and the LSA's end are ltb_gap's rows: the same models on the same prompts, so the same intervals.)"""
 
 from iclab.claims import REACHES, REACHES_SOURCE, Claim, has, over_seeds, with_sem
 
@@ -15,14 +16,7 @@ def claims(cube):
         return over_seeds(at.training_risk.sel(trained=learner), at.training_risk_sem.sel(trained=learner))
 
     optimum = with_sem(at.theory_risk.sel(theory="gd_beta_optimum"), at.theory_risk_sem.sel(theory="gd_beta_optimum"))
-    where = f"‖β*‖ = {top:g}, step {step}"
-    rows = [
-        Claim(f"{name} training ends at the GD-β optimum ({where})", SOURCE, final(learner), "≈", optimum, BASIS,
-              REACHES * optimum.value, REACHES_SOURCE)
-        for learner, name in (("ltb", "LTB"), ("gd_beta", "GD-β"))
-        if has(at, trained=learner)
-    ]
-    if has(at, trained="lsa") and top > 0:
-        rows.append(Claim(f"LSA training ends above the GD-β optimum ({where})", SOURCE, final("lsa"), ">", optimum,
-                          BASIS))
-    return rows
+    if not has(at, trained="gd_beta"):
+        return []
+    return [Claim(f"GD-β training ends at the GD-β optimum (‖β*‖ = {top:g}, step {step})", SOURCE, final("gd_beta"),
+                  "≈", optimum, BASIS, REACHES * optimum.value, REACHES_SOURCE)]
