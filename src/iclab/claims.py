@@ -55,8 +55,11 @@ SMOKE_VERDICT = "not judged (smoke run)"  # every row of a smoke run's table (ic
 KINDS = ("claim", "verification")  # a paper's claim, measured; a deterministic check of the theory's computation
 COLUMNS = (
     "experiment", "kind", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
-    "margin_source", "verdict", "seeds", "seeds_needed", "basis",
+    "margin_source", "verdict", "holm_verdict", "seeds", "seeds_needed", "basis",
 )
+# Holm's step-down over the family of the papers' claims: each row's verdict at a one-sided error rate of
+# HOLM_ALPHA / (rows left), so that the chance of any false verdict in the family stays at HOLM_ALPHA
+HOLM_ALPHA = (1 - LEVEL) / 2
 
 
 @dataclass(frozen=True)
@@ -373,10 +376,30 @@ class Claim:
 
     @cached_property
     def verdict(self) -> str:
+        return self.verdict_at(LEVEL)
+
+    def verdict_at(self, level: float) -> str:
+        """The verdict of the two-sided ``level`` interval (one seed: inconclusive)."""
         d = self.difference
         if d.seeds == 1:
             return "inconclusive"
-        return decide(self.relation, self.margin, *d.interval())
+        return decide(self.relation, self.margin, *d.interval(level))
+
+    @cached_property
+    def decision_p(self) -> float:
+        """The smallest one-sided error rate α at which the row is decided (its interval at level 1 − 2α inside or
+        outside the region; intervals nest, so the verdict only waits for a wider α): by bisection on log α, to a
+        relative 1e-9. 1 if it is not decided even at α = 1/2, or has one seed; 0 if decided at α = 1e-12."""
+        decided = lambda alpha: self.verdict_at(1 - 2 * alpha) != "inconclusive"  # noqa: E731
+        low, high = math.log(1e-12), math.log(0.5)
+        if not decided(math.exp(high)):
+            return 1.0
+        if decided(math.exp(low)):
+            return 0.0
+        for _ in range(35):
+            middle = (low + high) / 2
+            low, high = (low, middle) if decided(math.exp(middle)) else (middle, high)
+        return math.exp(high)
 
     def row(self, experiment: str) -> dict:
         d = self.difference
@@ -397,6 +420,7 @@ class Claim:
             "margin": self.margin,
             "margin_source": self.margin_source or "—",
             "verdict": self.verdict,
+            "holm_verdict": "—",
             "seeds": d.seeds,
             "seeds_needed": needed,
             "basis": "; ".join((self.basis,) + notes),
@@ -404,12 +428,29 @@ class Claim:
 
 
 def claims_table(claims: Mapping[str, list[Claim]], smoke: bool = False) -> pd.DataFrame:
-    """One row per claim of every experiment (name → its claims), in the given order; a smoke run's judges none."""
-    rows = [claim.row(name) for name, found in claims.items() for claim in found]
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    """One row per claim of every experiment (name → its claims), in the given order, with the Holm-adjusted
+    verdicts over the papers' claims (the verifications are not in that family); a smoke run's judges none."""
+    found = [claim for rows in claims.values() for claim in rows]
+    table = pd.DataFrame([claim.row(name) for name, rows in claims.items() for claim in rows], columns=list(COLUMNS))
+    family = [i for i, claim in enumerate(found) if not claim.verification]
+    table.loc[family, "holm_verdict"] = holm_verdicts([found[i] for i in family])
     if smoke:
-        table["verdict"], table["seeds_needed"] = SMOKE_VERDICT, ""
+        table["verdict"], table["holm_verdict"], table["seeds_needed"] = SMOKE_VERDICT, SMOKE_VERDICT, ""
     return table
+
+
+def holm_verdicts(claims: list[Claim], alpha: float = HOLM_ALPHA) -> list[str]:
+    """Holm's step-down over ``claims``: in order of ``decision_p``, the k-th smallest (from 0) keeps its verdict at
+    the error rate alpha / (m − k) while its p is within it; from the first that is not, every row is inconclusive.
+    The chance that any row's verdict is false stays at ``alpha`` whatever the rows' dependence."""
+    m = len(claims)
+    verdicts = ["inconclusive"] * m
+    for k, i in enumerate(sorted(range(m), key=lambda i: claims[i].decision_p)):
+        rate = alpha / (m - k)
+        if claims[i].decision_p > rate:
+            break
+        verdicts[i] = claims[i].verdict_at(1 - 2 * rate)
+    return verdicts
 
 
 def summary(table: pd.DataFrame) -> str:
@@ -421,10 +462,12 @@ def summary(table: pd.DataFrame) -> str:
             "the values below only show that every claim computes at these shapes."
         )
     claims, checks = (table[table["kind"] == kind] for kind in KINDS)
-    counts = {v: int((claims["verdict"] == v).sum()) for v in VERDICTS}
+    counts, holm = ({v: int((claims[column] == v).sum()) for v in VERDICTS} for column in ("verdict", "holm_verdict"))
     text = (
         f"{len(claims)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
-        f"inconclusive ({LEVEL:.0%} intervals of measured − expected)."
+        f"inconclusive ({LEVEL:.0%} intervals of measured − expected); Holm-adjusted over the {len(claims)} "
+        f"({HOLM_ALPHA:.1%} family-wise a side): {holm['holds']} hold, {holm['fails']} fail, "
+        f"{holm['inconclusive']} inconclusive."
     )
     if len(checks):
         passed = int((checks["verdict"] == "holds").sum())
