@@ -307,3 +307,15 @@ def test_holm_keeps_the_family_wise_error_at_its_rate():
         any_holm.append("holds" in holm_verdicts(rows))
         any_raw.append(any(row.verdict == "holds" for row in rows))
     assert np.mean(any_holm) <= 0.035 and np.mean(any_raw) >= 0.3
+
+
+def test_rows_of_an_experiment_whose_seeds_were_raised_say_so():
+    from iclab.claims import claims_table
+
+    trained = over_seeds(xr.DataArray([1.0, 1.1, 0.9], dims="seed"))
+    rows = {"e": [Claim("trained", "p", trained, "<", exact(2.0), "t"), Claim("exact", "p", exact(0.0), "<",
+                                                                              exact(1.0), "closed forms")],
+            "f": [Claim("other", "p", trained, "<", exact(2.0), "t")]}
+    basis = claims_table(rows, raised={"e": 2})["basis"].tolist()
+    assert "seeds raised from 2 after an inconclusive verdict" in basis[0]
+    assert "raised" not in basis[1] and "raised" not in basis[2]

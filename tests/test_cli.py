@@ -145,3 +145,15 @@ def test_theory_names_a_model_it_was_not_given(tmp_path: Path, caplog):
     text = fails([*argv, "--out", str(tmp_path / "theory.nc")], caplog)
     assert f"--models: no trained_model cube of spec {setting.models[0]['hash']} among []" in text
     assert not (tmp_path / "theory.nc").exists()
+
+
+def test_claims_refuses_a_raised_seed_count_it_cannot_place(tmp_path: Path, caplog):
+    cube = str(experiment_cube(tmp_path / "c.nc", "ltb_gap"))
+    out = str(tmp_path / "claims")
+    assert "--seeds-raised mean_field: no such experiment among the cubes (ltb_gap)" in fails(
+        ["claims", "--cubes", cube, "--out", out, "--seeds-raised", "mean_field=3"], caplog)
+    assert "--seeds-raised ltb_gap=three: the seeds must be a positive integer" in fails(
+        ["claims", "--cubes", cube, "--out", out, "--seeds-raised", "ltb_gap=three"], caplog)
+    assert "--seeds-raised takes name=seeds, got 'ltb_gap'" in fails(
+        ["claims", "--cubes", cube, "--out", out, "--seeds-raised", "ltb_gap"], caplog)
+    assert not list(tmp_path.glob("claims*"))

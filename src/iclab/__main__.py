@@ -149,15 +149,31 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
         remove_leftovers(checkpoint)  # a checkpoint write that a kill interrupted
 
 
-def named_paths(items: list[str]) -> dict[str, Path]:
-    """``name=path`` arguments as a mapping."""
+def named_values(items: list[str], option: str, what: str) -> dict[str, str]:
+    """``name=value`` arguments of ``option`` as a mapping."""
     from iclab.errors import UsageError
 
     pairs = [item.split("=", 1) for item in items]
     bad = [item for item, pair in zip(items, pairs) if len(pair) != 2]
     if bad:
-        raise UsageError(f"--data takes name=path, got {bad[0]!r}")
-    return {name: Path(path) for name, path in pairs}
+        raise UsageError(f"{option} takes name={what}, got {bad[0]!r}")
+    return dict(pairs)
+
+
+def named_paths(items: list[str]) -> dict[str, Path]:
+    """``--data name=path`` arguments as a mapping."""
+    return {name: Path(path) for name, path in named_values(items, "--data", "path").items()}
+
+
+def seeds_raised(items: list[str]) -> dict[str, int]:
+    """``--seeds-raised name=seeds`` arguments as a mapping; seeds a positive integer."""
+    from iclab.errors import UsageError
+
+    raised = named_values(items, "--seeds-raised", "seeds")
+    bad = [f"{name}={seeds}" for name, seeds in raised.items() if not seeds.isdigit() or int(seeds) < 1]
+    if bad:
+        raise UsageError(f"--seeds-raised {bad[0]}: the seeds must be a positive integer")
+    return {name: int(seeds) for name, seeds in raised.items()}
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
@@ -287,13 +303,17 @@ def cmd_claims(args: argparse.Namespace) -> None:
     from iclab import experiments
     from iclab.claims import claims_table, markdown, write_claims
     from iclab.cubes import EXPERIMENT_KIND, cube_spec, read_cube
+    from iclab.errors import UsageError
 
-    found = {}
+    raised = seeds_raised(args.seeds_raised)
+    cubes = {}
     for path in args.cubes:
         cube = read_cube(path, kind=EXPERIMENT_KIND)
-        name = cube_spec(cube)["experiment"]
-        found[name] = experiments.claims(name, cube)
-    table = claims_table(found, smoke=args.smoke is not None)
+        cubes[cube_spec(cube)["experiment"]] = cube
+    if unknown := set(raised) - set(cubes):
+        raise UsageError(f"--seeds-raised {sorted(unknown)[0]}: no such experiment among the cubes ({', '.join(cubes)})")
+    found = {name: experiments.claims(name, cube) for name, cube in cubes.items()}
+    table = claims_table(found, smoke=args.smoke is not None, raised=raised)
     write_claims(table, args.out)
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
@@ -382,6 +402,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")
     s.add_argument("--out", type=Path, required=True, help="path without suffix; .csv, .md and .html are written")
     s.add_argument("--smoke", type=positive_int, metavar="K", help="the cubes are a smoke run's (K steps): judge none")
+    s.add_argument("--seeds-raised", nargs="*", default=[], metavar="NAME=SEEDS",
+                   help="an experiment whose seeds were raised from SEEDS after an inconclusive verdict (its rows say so)")
     s.set_defaults(run=cmd_claims)
     return p
 

@@ -60,6 +60,8 @@ COLUMNS = (
 # Holm's step-down over the family of the papers' claims: each row's verdict at a one-sided error rate of
 # HOLM_ALPHA / (rows left), so that the chance of any false verdict in the family stays at HOLM_ALPHA
 HOLM_ALPHA = (1 - LEVEL) / 2
+# a row whose experiment's seeds were raised after an inconclusive verdict: its verdict was looked at twice
+RAISED = "seeds raised from {before} after an inconclusive verdict (looked at twice: a 2.5% error becomes ~4.5%)"
 
 
 @dataclass(frozen=True)
@@ -427,13 +429,20 @@ class Claim:
         }
 
 
-def claims_table(claims: Mapping[str, list[Claim]], smoke: bool = False) -> pd.DataFrame:
+def claims_table(
+    claims: Mapping[str, list[Claim]], smoke: bool = False, raised: Mapping[str, int] | None = None
+) -> pd.DataFrame:
     """One row per claim of every experiment (name → its claims), in the given order, with the Holm-adjusted
-    verdicts over the papers' claims (the verifications are not in that family); a smoke run's judges none."""
+    verdicts over the papers' claims (the verifications are not in that family); a smoke run's judges none.
+    ``raised``: experiment → the seeds it had when its claims came out inconclusive and its seeds were raised:
+    its rows on trained models say so."""
     found = [claim for rows in claims.values() for claim in rows]
     table = pd.DataFrame([claim.row(name) for name, rows in claims.items() for claim in rows], columns=list(COLUMNS))
     family = [i for i, claim in enumerate(found) if not claim.verification]
     table.loc[family, "holm_verdict"] = holm_verdicts([found[i] for i in family])
+    for name, before in (raised or {}).items():
+        rows = (table["experiment"] == name) & (table["seeds"] > 0)
+        table.loc[rows, "basis"] += "; " + RAISED.format(before=before)
     if smoke:
         table["verdict"], table["holm_verdict"], table["seeds_needed"] = SMOKE_VERDICT, SMOKE_VERDICT, ""
     return table

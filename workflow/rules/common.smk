@@ -123,6 +123,13 @@ def claims_code():
     return sorted({str(p) for name in CONFIG["experiments"] for p in experiments.claims_code(name)})
 
 
+def seeds_raised_option():
+    """--seeds-raised for the experiments whose config says their seeds were raised after an inconclusive verdict."""
+    raised = [f"{name}={cfg['seeds_raised_from']}" for name, cfg in CONFIG["experiments"].items()
+              if "seeds_raised_from" in cfg]
+    return "--seeds-raised " + " ".join(raised) if raised else ""
+
+
 def theory_code(name):
     """The experiment and theory modules an experiment's theory runs: inputs of its theory job."""
     return [str(p) for p in experiments.theory_code(name)]

@@ -80,10 +80,11 @@ rule claims:
     params:
         stem=lambda w, output: output.csv.removesuffix(".csv"),
         smoke=f"--smoke {SMOKE}" if SMOKE else "",
+        raised=seeds_raised_option(),
     conda:
         ENV
     shell:
-        "python -m iclab claims --cubes {input.cubes} --out {params.stem} {params.smoke} > {log} 2>&1"
+        "python -m iclab claims --cubes {input.cubes} --out {params.stem} {params.smoke} {params.raised} > {log} 2>&1"
 
 
 if SMOKE:
