@@ -60,8 +60,17 @@ def test_differences_pair_seeds_and_bound_the_error_of_shared_prompts():
 
 
 def test_a_baseline_repeated_along_seed_does_not_depend_on_training():
-    estimate = over_seeds(xr.DataArray([2.0, 2.0, 2.0], dims="seed"), xr.DataArray([0.1] * 3, dims="seed"))
+    """Told so, or by the cube's learner kind; a trained quantity equal at every seed is refused, not taken for a
+    baseline's."""
+    values, sems = xr.DataArray([2.0, 2.0, 2.0], dims="seed"), xr.DataArray([0.1] * 3, dims="seed")
+    estimate = over_seeds(values, sems, trained=False)
     assert estimate.seeds == 0 and estimate.half_width() == pytest.approx(Z * 0.1)
+    baseline = values.assign_coords(learner_kind="baseline")
+    assert over_seeds(baseline, sems).seeds == 0
+    with pytest.raises(ValueError, match="trained quantity equal at all 3 seeds"):
+        over_seeds(values.assign_coords(learner_kind="trained"), sems)
+    with pytest.raises(ValueError, match="trained quantity equal at all 3 seeds"):
+        over_seeds(values, sems)
 
 
 def test_one_training_seed_gives_no_verdict_and_says_so():
@@ -88,11 +97,11 @@ def simulated(rng, reps: int, seeds: int, mean: float, seed_sd: float, eval_sem:
     return mean + rng.normal(0.0, seed_sd, size=(reps, seeds)) + rng.normal(0.0, eval_sem, size=(reps, 1))
 
 
-def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float) -> np.ndarray:
+def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float, trained: bool = True) -> np.ndarray:
     sems = xr.DataArray(np.full(values.shape[1], eval_sem), dims="seed")
     return np.array([
-        Claim("c", "s", over_seeds(xr.DataArray(v, dims="seed"), sems), relation, exact(0.0), "b", margin,
-              "test").verdict
+        Claim("c", "s", over_seeds(xr.DataArray(v, dims="seed"), sems, trained=trained), relation, exact(0.0), "b",
+              margin, "test").verdict
         for v in values
     ])
 
@@ -100,7 +109,7 @@ def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float) 
 @pytest.mark.parametrize("seeds, seed_sd, eval_sem", [(2, 1.0, 0.1), (3, 1.0, 0.3), (5, 0.5, 0.5), (3, 0.0, 1.0)])
 def test_an_equivalence_at_the_margins_edge_holds_at_most_in_5_percent(seeds, seed_sd, eval_sem):
     values = simulated(np.random.default_rng(0), 2000, seeds, 1.0, seed_sd, eval_sem)  # true difference = margin
-    assert np.mean(verdicts(values, eval_sem, "≈", 1.0) == "holds") <= 0.05
+    assert np.mean(verdicts(values, eval_sem, "≈", 1.0, trained=seed_sd > 0) == "holds") <= 0.05
 
 
 def test_an_ordering_that_is_not_there_holds_at_most_in_5_percent():

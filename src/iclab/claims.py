@@ -148,13 +148,19 @@ def over_seeds(
     prompts: str | None = "eval",
     groups: xr.DataArray | None = None,
     seed_dim: str = "seed",
+    trained: bool | None = None,
 ) -> Estimate:
-    """A trained quantity: its value per training seed (``values`` along ``seed_dim``) and the evaluation set's
-    s.e. (``sems``, the mean over seeds: the evaluation set is common to the seeds, ``iclab.intervals``). Values
-    equal at every seed are a baseline's, which does not depend on training (as ``intervals.band`` reads them).
-    ``prompts`` names the evaluation set; the default treats every estimate as on one shared set (the
-    conservative bound for a difference). ``groups``: the same quantity's means over groups of those prompts
-    (``prompt_group``, and ``seed_dim`` where it has one), for differences paired prompt by prompt."""
+    """A quantity per training seed (``values`` along ``seed_dim``) and the evaluation set's s.e. (``sems``, the mean
+    over seeds: the evaluation set is common to the seeds, ``iclab.intervals``). ``trained``: whether it depends on
+    training; by default the learner's kind in the cube (``learner_kind``: a baseline's values repeat along the
+    seeds, one value), else True. A trained quantity equal at every seed is refused (a cube that repeats one model,
+    or a baseline passed as trained): say ``trained=False`` if it does not depend on training. ``prompts`` names the
+    evaluation set; the default treats every estimate as on one shared set (the conservative bound for a
+    difference). ``groups``: the same quantity's means over groups of those prompts (``prompt_group``, and
+    ``seed_dim`` where it has one), for differences paired prompt by prompt."""
+    if trained is None:
+        kind = values.coords.get("learner_kind")
+        trained = kind is None or kind.ndim > 0 or str(kind.values) != "baseline"
     if seed_dim not in values.dims:
         values, sems = values.expand_dims(seed_dim), None if sems is None else sems.expand_dims(seed_dim)
     per_seed = tuple(float(v) for v in np.ravel(values.transpose(seed_dim, ...).values))
@@ -165,8 +171,11 @@ def over_seeds(
     if groups is not None:
         groups = groups.mean(seed_dim) if seed_dim in groups.dims else groups
         groups = tuple(float(g) for g in groups.transpose("prompt_group").values)
-    if len(per_seed) > 1 and len(set(per_seed)) == 1:  # a baseline's values repeat along seed: no training
+    if not trained:
         return Estimate(per_seed[:1], mc_se, prompts=prompts, groups=groups)
+    if len(per_seed) > 1 and len(set(per_seed)) == 1:
+        raise ValueError(f"a trained quantity equal at all {len(per_seed)} seeds ({per_seed[0]:g}): one model "
+                         "repeated, or a baseline (trained=False)")
     return Estimate(per_seed, mc_se, trained=True, prompts=prompts, groups=groups)
 
 
