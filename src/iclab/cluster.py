@@ -119,8 +119,8 @@ def mean_field_size(model: dict[str, Any], d: int, n: int, train: dict[str, Any]
     products, float32 (8.3 GB measured at 2048 × 1001 × 500)."""
     width = model["width"]
     size = dense_size(width * (d + model["k"]), train["batch_size"] * n, train["steps"], width)
-    if train.get("variant") in ("static", "modified"):
-        refit = 2 * 4 * train.get("gamma_prompts", 2048) * n * width
+    if train["variant"] in ("static", "modified"):
+        refit = 2 * 4 * train["gamma_prompts"] * n * width
         return replace(size, activation_bytes=max(size.activation_bytes, refit))
     return size
 
