@@ -41,7 +41,8 @@ def benchmark(results, relative, seconds, max_rss):
 def smoke_run(tmp_path, tier):
     """Logs and benchmarks of a smoke run as its jobs write them: every model 0.5 s for step 1, then 0.2 s a step;
     the training job 10 s (peak 900 MB; the benchmark's sampled 500 MB is below it); data jobs 3 s and 4 s; one
-    evaluation of 5 s whose learners predicted in 0.64 s (each trained model) and 0.064 s (the zero baseline)."""
+    evaluation of 5 s whose learners predicted in 0.64 s (each trained model) and 0.064 s (the zero baseline, built
+    in 0.3 s)."""
     smoked = build_plan(smoke_config(tier | {"smoke": STEPS}))
     for group, members in smoked.groups.items():
         lines = [f"{PREFIX}[{h}] {k}/2 steps ({50 * k:3.0f}%) loss 1 lr 0.01 2 steps/s eta 0s elapsed {t:.3f}s"
@@ -55,7 +56,8 @@ def smoke_run(tmp_path, tier):
         benchmark(tmp_path, f"data/{job_hash}", seconds, 300.0)
     setting = next(iter(smoked.settings["ltb_gap"].values()))
     lines = [f"predicted: {label} seed 0 on 16 prompts in 0.640 s" for label in ("lsa", "ltb", "gd_beta")]
-    lines += ["predicted: zero seed - on 16 prompts in 0.064 s", "evaluated: 16 prompts read in 2.500 s"]
+    lines += ["built: zero in 0.300 s", "predicted: zero seed - on 16 prompts in 0.064 s"]
+    lines += ["evaluated: 16 prompts read in 2.500 s"]
     write(tmp_path / "logs" / "evaluate" / "ltb_gap" / f"{setting.hash}.log", "\n".join(lines))
     benchmark(tmp_path, f"evaluate/ltb_gap/{setting.hash}", 5.0, 800.0)
     return Smoke.read(smoked, tmp_path), setting
@@ -73,7 +75,7 @@ def test_training_job_is_its_models_steps_at_the_smoke_rate_plus_each_models_res
         assert job["peak_host_mb"] == 900.0 and math.isnan(job["gpu_seconds"])
 
 
-def test_evaluation_scales_each_learner_by_prompts_and_seeds_and_the_analyses_by_prompts(tmp_path, tier):
+def test_evaluation_scales_learners_by_prompts_and_seeds_analyses_by_prompts_and_not_the_baselines_build(tmp_path, tier):
     smoke, setting = smoke_run(tmp_path, tier)
     table = cost_table(build_plan(tier), smoke, {"ltb_gap": []})
     measured = table[table["rule"] == "evaluate"].set_index("job")
@@ -81,8 +83,8 @@ def test_evaluation_scales_each_learner_by_prompts_and_seeds_and_the_analyses_by
     job = measured.loc[full[setting.coords["beta_star_norm"]].hash]
     ratio = FULL_PROMPTS / SMOKE_PROMPTS
     predictions = 3 * (0.64 * ratio * 3) + 0.064 * ratio  # three seeds of each trained model, one zero baseline
-    analyses = (2.5 - 3 * 0.64 - 0.064) * ratio
-    assert job["cpu_seconds"] == pytest.approx((5.0 - 2.5) + predictions + analyses)
+    analyses = (2.5 - 3 * 0.64 - 0.064 - 0.3) * ratio
+    assert job["cpu_seconds"] == pytest.approx((5.0 - 2.5) + 0.3 + predictions + analyses)
     grown = (FULL_PROMPTS - SMOKE_PROMPTS) * (100 + 2 * 8 * 7 * (9 + 1)) / 1e6  # stored set; 10 learners' arrays
     assert job["peak_host_mb"] == pytest.approx(800.0 + grown)
     other = measured.drop(index=job.name).iloc[0]

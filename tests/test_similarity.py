@@ -135,6 +135,10 @@ def test_readouts_in_chunks_equal_the_readouts_of_every_state_at_once(monkeypatc
     chunked = probing.readouts_in_chunks(readouts, layer_states, xs, queries)
     assert asked == [1, 3, 3, 3, 1]  # one prompt to size the chunks, then chunks of 3
     np.testing.assert_allclose(chunked, probing.apply_readouts(readouts, layer_states(xs, queries)), rtol=1e-12)
+    asked.clear()
+    alone = probing.readouts_in_chunks(readouts, layer_states, xs[:1], queries[:1])
+    assert asked == [1]  # a lone prompt's states, computed once
+    np.testing.assert_allclose(alone, probing.apply_readouts(readouts, layer_states(xs[:1], queries[:1])), rtol=1e-12)
 
 
 def test_readouts_fitted_over_chunks_equal_the_fit_on_every_state_at_once(monkeypatch):

@@ -12,6 +12,7 @@ from conftest import REPO
 from numpy.polynomial import hermite_e
 
 from iclab import prompt_only
+from iclab.baselines import BASELINES
 from iclab.fit import two_stage
 from iclab.models.two_stage import TwoStageTransformer
 from iclab.tasks.base import STAGE1_STREAM, STAGE2_STREAM, batch_generator
@@ -147,6 +148,22 @@ def test_tuned_predictor_takes_the_best_candidate_at_every_position():
     predictions = predict(np.zeros((3, 6, 2)), ys)
     assert np.isnan(predictions[:, 0]).all()
     np.testing.assert_allclose(predictions[:, 1:], ys[:, 1:], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("holdout_prompts", [None, 5])
+def test_each_tuned_baseline_tunes_on_the_held_out_prompts_it_is_given(monkeypatch, holdout_prompts):
+    """krr, the two-layer net and random-features ridge sample HOLDOUT_PROMPTS held-out prompts, or the number
+    their ``holdout_prompts`` option gives (what a smoke run caps)."""
+    task = SingleIndexTask(d=3, r=2, n_points=4)
+    asked = []
+    sample = SingleIndexTask.sample
+    monkeypatch.setattr(SingleIndexTask, "sample", lambda self, n, gen, **kw: asked.append(n) or sample(self, n, gen, **kw))
+    options = {} if holdout_prompts is None else {"holdout_prompts": holdout_prompts}
+    for name in prompt_only.TUNED:
+        extra = {"width": 8} if name == "random_features_ridge" else {}
+        BASELINES[name](task, **extra, **options)
+    expected = prompt_only.HOLDOUT_PROMPTS if holdout_prompts is None else holdout_prompts
+    assert asked == [expected] * len(prompt_only.TUNED)
 
 
 def test_all_queries_loss_is_the_mean_of_the_last_query_losses_over_every_choice_of_query():

@@ -53,6 +53,22 @@ def test_smoke_caps_steps_seeds_and_prompts(paper_plans):
     assert not set(smoke.train) & set(full.train)  # its own models: nothing of a real run is overwritten
 
 
+def test_smoke_tunes_the_prompt_only_baselines_on_fewer_held_out_prompts(paper_plans):
+    """In the smoke run every tuned baseline (kernel ridge, the two-layer net, random-features ridge) gets
+    SMOKE_PROMPTS held-out prompts; the tier's own settings carry no such option (their hashes are the config's)."""
+    full, smoke = paper_plans
+    tuned = {"krr", "two_layer_net", "random_features_ridge"}
+    seen = set()
+    for plan, expected in ((full, None), (smoke, SMOKE_PROMPTS)):
+        for settings in plan.settings.values():
+            for setting in settings.values():
+                options = setting.analysis.get("baseline_options", {})
+                for name in tuned & set(setting.baselines):
+                    seen.add(name)
+                    assert options.get(name, {}).get("holdout_prompts") == expected, (setting.experiment, name)
+    assert seen == tuned  # the paper tier uses all three
+
+
 def test_smoke_writes_apart_and_leaves_a_real_config_alone():
     config = load(TINY)
     assert smoke_config(config) == config and results_dir(config) == "results"

@@ -7,8 +7,9 @@ evaluations by experiment and sweep point, data sets by task and stream) and pro
   prompt of each stage) × the tier's steps (prompts), plus the model's measured rest (model build, the ridge solve,
   writing) and one start-up per job: a group of seeds pays one start-up and each model's rest;
 - evaluation: each learner's measured prediction seconds (``evaluate.PREDICTED_LINE``) × the tier's prompts over
-  the smoke's, for every seed; the experiment's analyses × the prompts read; the rest (start-up, loading) as
-  measured;
+  the smoke's, for every seed; the experiment's analyses × the prompts read; the baselines' construction
+  (``evaluate.BUILT_LINE``) as measured (a BFGS) or × the held-out prompts over the smoke's (the tuning of
+  ``prompt_only.TUNED``); the rest (start-up, loading) as measured;
 - data: start-up as measured, sampling × the prompts;
 - theory, aggregation, figures, tables and claims: as measured (their work does not grow with what a smoke run caps).
 
@@ -38,6 +39,7 @@ from iclab.atomic import write_text
 from iclab.experiments.base import Setting
 from iclab.hashing import canonical_json
 from iclab.plan import Plan
+from iclab.prompt_only import HOLDOUT_PROMPTS, TUNED
 from iclab.smoke import shape_key
 
 PROGRESS = re.compile(
@@ -45,6 +47,7 @@ PROGRESS = re.compile(
 )
 PEAK = re.compile(r"peak memory: host (?P<host>[\d.]+) MB, device (?P<device>[\d.]+) MB")
 PREDICTED = re.compile(r"predicted: (?P<learner>\S+) seed (?P<seed>\S+) on (?P<prompts>\d+) prompts in (?P<s>[\d.]+) s")
+BUILT = re.compile(r"built: (?P<learner>\S+) in (?P<s>[\d.]+) s")
 EVALUATED = re.compile(r"evaluated: (?P<prompts>\d+) prompts read in (?P<s>[\d.]+) s")
 GPU_BASIS = f"assumed {cluster.RATE['gpu']:.0e} FLOP/s (cluster.RATE; no GPU lent)"
 FLOAT64 = 8
@@ -64,6 +67,7 @@ class JobLog:
     device_mb: float = 0.0
     progress: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=dict)  # (model, stage) → lines
     predicted: dict[str, float] = field(default_factory=dict)  # learner → seconds of its predictions (every seed)
+    built: dict[str, float] = field(default_factory=dict)  # baseline → seconds constructing it
     evaluated_seconds: float = 0.0
 
 
@@ -78,6 +82,8 @@ def read_job(log: Path, benchmark: Path) -> JobLog:
             job.host_mb, job.device_mb = float(m["host"]), float(m["device"])
         elif m := PREDICTED.search(line):
             job.predicted[m["learner"]] = job.predicted.get(m["learner"], 0.0) + float(m["s"])
+        elif m := BUILT.search(line):
+            job.built[m["learner"]] = job.built.get(m["learner"], 0.0) + float(m["s"])
         elif m := EVALUATED.search(line):
             job.evaluated_seconds = float(m["s"])
     return job
@@ -220,8 +226,10 @@ def evaluate_row(setting: Setting, full: Plan, smoke: Smoke | None) -> dict[str,
     read_ratio = prompts_read(setting, full) / prompts_read(twin, smoke.plan)
     seeds = {label: sum(m["label"] == label for m in setting.models) for label in setting.labels}
     predictions = sum(seconds * eval_ratio * seeds.get(learner, 1) for learner, seconds in log.predicted.items())
-    analyses = max(log.evaluated_seconds - sum(log.predicted.values()), 0.0) * read_ratio
-    rest = log.seconds - log.evaluated_seconds
+    analyses = max(log.evaluated_seconds - sum(log.predicted.values()) - sum(log.built.values()), 0.0) * read_ratio
+    built = sum(seconds * holdout_prompts(setting, name) / holdout_prompts(twin, name)
+                for name, seconds in log.built.items())
+    rest = log.seconds - log.evaluated_seconds + built  # start-up, loading and the baselines' construction
     grown = (prompts_read(setting, full) - prompts_read(twin, smoke.plan)) * bytes_per_prompt(setting, twin, full, smoke)
     return base | {
         "smoke_work": prompts_read(twin, smoke.plan), "smoke_seconds": log.seconds,
@@ -229,6 +237,13 @@ def evaluate_row(setting: Setting, full: Plan, smoke: Smoke | None) -> dict[str,
         "cpu_seconds": rest + predictions + analyses, "peak_host_mb_smoke": log.host_mb,
         "peak_host_mb": log.host_mb + grown / 1e6,
     }
+
+
+def holdout_prompts(setting: Setting, baseline: str) -> int:
+    """The held-out prompts that tune ``baseline`` in ``setting`` (1 for a baseline that is not tuned)."""
+    if baseline not in TUNED:
+        return 1
+    return setting.analysis.get("baseline_options", {}).get(baseline, {}).get("holdout_prompts", HOLDOUT_PROMPTS)
 
 
 def bytes_per_prompt(setting: Setting, twin: Setting, full: Plan, smoke: Smoke) -> float:

@@ -64,25 +64,29 @@ def all_predictions(
     caps = setting.analysis.get("predicted_points", {})
     for key, model in models.items():
         limits = [n for n in (getattr(model.module, "max_points", None), caps.get(key[0])) if n is not None]
-        with timed(key, len(batch.ys)):
+        with timed(PREDICTED_LINE, learner=key[0], seed=key[1], prompts=len(batch.ys)):
             predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, min(limits, default=None))
     options = setting.analysis.get("baseline_options", {})
     for name in setting.baselines:
-        with timed((name, None), len(batch.ys)):
-            predictions[name, None] = predict(BASELINES[name](setting.eval_task, **options.get(name, {})), batch)
+        with timed(BUILT_LINE, learner=name):
+            predictor = BASELINES[name](setting.eval_task, **options.get(name, {}))
+        with timed(PREDICTED_LINE, learner=name, seed="-", prompts=len(batch.ys)):
+            predictions[name, None] = predict(predictor, batch)
     return predictions
 
 
-PREDICTED_LINE = "predicted: {learner} seed {seed} on {prompts} prompts in {seconds:.3f} s"  # read by iclab.cost
+# Read by iclab.cost: a baseline's construction (a BFGS, a tuning on held-out prompts) does not grow with the
+# evaluation prompts, its predictions do.
+PREDICTED_LINE = "predicted: {learner} seed {seed} on {prompts} prompts in {seconds:.3f} s"
+BUILT_LINE = "built: {learner} in {seconds:.3f} s"
 
 
 @contextmanager
-def timed(key: tuple[str, int | None], prompts: int):
-    """Log the wall time of one learner's predictions (PREDICTED_LINE; seed "-" for a baseline)."""
+def timed(line: str, **fields: object):
+    """Log ``line`` with ``fields`` and the wall seconds of the block."""
     started = time.perf_counter()
     yield
-    seed = "-" if key[1] is None else key[1]
-    log.info(PREDICTED_LINE.format(learner=key[0], seed=seed, prompts=prompts, seconds=time.perf_counter() - started))
+    log.info(line.format(**fields, seconds=time.perf_counter() - started))
 
 
 def evaluate_setting(

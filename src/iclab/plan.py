@@ -6,6 +6,7 @@ setting with the same training spec. Training jobs train model groups (``model_g
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from iclab.experiments import registry
 from iclab.experiments.base import Setting, SweepPoint, sweep_order
 from iclab.hashing import canonical_json, spec_hash
 from iclab.jobs import DataJob, TrainJob
+from iclab.prompt_only import TUNED
 
 
 # Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of every such model with
@@ -89,6 +91,18 @@ def group_key(job: TrainJob) -> str:
     return canonical_json(spec)
 
 
+def with_holdout_prompts(analysis: dict[str, Any], baselines: list[str], evaluation: dict[str, Any]) -> dict[str, Any]:
+    """``analysis`` with the config's ``evaluation.holdout_prompts``, where it is set, in the options of each tuned
+    baseline (``prompt_only.TUNED``); unchanged (and so every hash) where it is not."""
+    tuned = [name for name in baselines if name in TUNED]
+    if "holdout_prompts" not in evaluation or not tuned:
+        return analysis
+    options = copy.deepcopy(analysis.get("baseline_options", {}))
+    for name in tuned:
+        options[name] = options.get(name, {}) | {"holdout_prompts": evaluation["holdout_prompts"]}
+    return analysis | {"baseline_options": options}
+
+
 def build_plan(config: dict[str, Any]) -> Plan:
     """Every job that the experiments of ``config`` need (``config`` already validated)."""
     plan = Plan()
@@ -119,7 +133,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                     task=data["eval"].task,
                     models=models,
                     baselines=list(exp_cfg.get("baselines", [])),
-                    analysis=point.analysis,
+                    analysis=with_holdout_prompts(point.analysis, exp_cfg.get("baselines", []), evaluation),
                 )
             )
     plan.groups = model_groups(plan.train)

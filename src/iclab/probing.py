@@ -96,9 +96,12 @@ STATES_BUDGET_BYTES = 5e8  # one chunk's states (float64) held at once by state_
 def state_chunks(layer_states: Callable[..., np.ndarray], *arrays: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
     """(rows, ``layer_states(*arrays[rows])``) over equal chunks of prompts, sized from one prompt's states so that a
     chunk's stay within ``STATES_BUDGET_BYTES`` (that prompt's states are computed again in its chunk: a model's
-    float32 matrix products may round a lone prompt differently, by thread count)."""
-    one_prompt = layer_states(*(a[:1] for a in arrays)).nbytes
-    chunk = max(1, int(STATES_BUDGET_BYTES // one_prompt))
+    float32 matrix products may round a lone prompt differently, by thread count; not when it is the only one)."""
+    first = layer_states(*(a[:1] for a in arrays))
+    if len(arrays[0]) == 1:
+        yield slice(0, 1), first
+        return
+    chunk = max(1, int(STATES_BUDGET_BYTES // first.nbytes))
     for start in range(0, len(arrays[0]), chunk):
         rows = slice(start, start + chunk)
         yield rows, layer_states(*(a[rows] for a in arrays))

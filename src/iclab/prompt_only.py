@@ -179,10 +179,11 @@ def fit_two_layer_nets(
     return np.stack(readouts)
 
 
-def tuned_predictor(task: Any, grid: Callable[..., np.ndarray], name: str):
-    """A predictor that uses, at every position, the grid entry with the lowest risk on held-out prompts.
-    ``grid(xs, ys, chosen=None)`` gives every entry (G, B, K); with ``chosen`` (K,) it may compute only those."""
-    holdout = task.sample(HOLDOUT_PROMPTS, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+def tuned_predictor(task: Any, grid: Callable[..., np.ndarray], name: str, holdout_prompts: int = HOLDOUT_PROMPTS):
+    """A predictor that uses, at every position, the grid entry with the lowest risk on ``holdout_prompts`` held-out
+    prompts. ``grid(xs, ys, chosen=None)`` gives every entry (G, B, K); with ``chosen`` (K,) it may compute only
+    those."""
+    holdout = task.sample(holdout_prompts, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
     risks = np.mean((grid(holdout.xs, holdout.ys) - holdout.ys) ** 2, axis=1)  # (G, K)
     computed = ~np.isnan(risks).all(axis=0)  # (K,)
     best = np.where(computed, np.argmin(np.where(np.isnan(risks), np.inf, risks), axis=0), 0)  # (K,)
@@ -202,21 +203,33 @@ def net_positions(n_points: int) -> list[int]:
     return sorted(set(powers) | {n_points - 1})
 
 
-def krr(task: Any, bandwidths: list[float] | None = None):
+def krr(task: Any, bandwidths: list[float] | None = None, holdout_prompts: int = HOLDOUT_PROMPTS):
     """Kernel ridge tuned on held-out prompts over ``bandwidths`` (h²/d; default ``KRR_BANDWIDTHS``, for x ~ N(0, I_d))
     and ``KRR_PENALTIES``."""
     grid = KRR_BANDWIDTHS if bandwidths is None else tuple(bandwidths)
-    return tuned_predictor(task, lambda xs, ys, chosen=None: krr_grid(xs, ys, grid, chosen=chosen), "krr")
+    return tuned_predictor(
+        task, lambda xs, ys, chosen=None: krr_grid(xs, ys, grid, chosen=chosen), "krr", holdout_prompts
+    )
 
 
-def two_layer_net(task: Any):
+def two_layer_net(task: Any, holdout_prompts: int = HOLDOUT_PROMPTS):
     positions = net_positions(task.n_points)
     return tuned_predictor(
-        task, lambda xs, ys, chosen=None: two_layer_net_grid(xs, ys, positions, chosen=chosen), "two_layer_net"
+        task,
+        lambda xs, ys, chosen=None: two_layer_net_grid(xs, ys, positions, chosen=chosen),
+        "two_layer_net",
+        holdout_prompts,
     )
 
 
-def random_features_ridge(task: Any, width: int):
+def random_features_ridge(task: Any, width: int, holdout_prompts: int = HOLDOUT_PROMPTS):
     return tuned_predictor(
-        task, lambda xs, ys, chosen=None: random_features_grid(xs, ys, width, chosen=chosen), "random_features_ridge"
+        task,
+        lambda xs, ys, chosen=None: random_features_grid(xs, ys, width, chosen=chosen),
+        "random_features_ridge",
+        holdout_prompts,
     )
+
+
+# The baselines tuned on held-out prompts: each takes ``holdout_prompts`` (a smoke run caps it).
+TUNED = ("krr", "two_layer_net", "random_features_ridge")

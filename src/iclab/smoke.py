@@ -10,7 +10,8 @@ the tier through to every figure, table and the claims table with:
 - the first seed only;
 - every evaluation set and every analysis set read like one (``PROMPT_KEYS``) capped at ``SMOKE_PROMPTS`` prompts:
   less than one evaluation chunk, enough for every code path (Fu et al.'s probes fit 257 weights from 16 × 41
-  rows); the induced weights' prompts at ``SMOKE_WEIGHTS_PROMPTS``;
+  rows); the induced weights' prompts at ``SMOKE_WEIGHTS_PROMPTS``; the held-out prompts that tune the prompt-only
+  baselines (``evaluation.holdout_prompts``) at ``SMOKE_PROMPTS`` too;
 - a progress line after every step (``iclab.cost`` reads the seconds per step from them), checkpoints at the tier's
   cadence (none within K steps: a checkpoint's write would count in the next step's seconds).
 
@@ -27,13 +28,14 @@ from typing import Any
 from iclab.hashing import canonical_json
 
 SMOKE_KEY = "smoke"
-# Prompts of every evaluation and analysis set in a smoke run. The prompt-only baselines at the paper's lengths cost
-# seconds a prompt (mean_field's kernel ridge at n = 1000: 4.6 s), so 64 would take the smoke run past an hour.
+# Prompts of every evaluation and analysis set in a smoke run, and of the held-out sets that tune the prompt-only
+# baselines. These cost seconds a prompt at the paper's lengths (mean_field's kernel ridge at n = 1000: 4.6 s; its
+# tuning on the default 512 held-out prompts took 437 s a setting), so 64 would take the smoke run past an hour.
 SMOKE_PROMPTS = 16
 PROMPT_KEYS = ("eval_prompts", "probe_prompts", "pretraining_eval")  # counts of prompts read
 # The induced weights' prompts (Fu et al.) each cost K·T forward passes (41 prefixes × 200 queries at the paper's
-# shape: the tier's 64 prompts take ~2 h on 2 cores): two exercise every code path.
-SMOKE_WEIGHTS_PROMPTS = 2
+# shape: the tier's 64 prompts take ~2 h on 2 cores, 2 took 12 min): one exercises every code path.
+SMOKE_WEIGHTS_PROMPTS = 1
 # A curriculum increment larger than any task's d and prompt length: one stage reaches the full shape.
 FULL_SHAPE_STEP = 1_000_000
 RESULTS = "results"
@@ -65,6 +67,7 @@ def smoke_config(config: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(config)
     out["seeds"] = out["seeds"][:1]
     out["evaluation"]["n_prompts"] = min(out["evaluation"]["n_prompts"], SMOKE_PROMPTS)
+    out["evaluation"]["holdout_prompts"] = min(out["evaluation"].get("holdout_prompts", SMOKE_PROMPTS), SMOKE_PROMPTS)
     out["progress"] = out["progress"] | {"log_every": 1}
     out["experiments"] = {name: capped(section, steps) for name, section in out["experiments"].items()}
     return out

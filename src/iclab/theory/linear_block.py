@@ -293,10 +293,15 @@ def lsa_class_optimum(
     starts = [np.concatenate([np.eye(d + 1)[d], np.vstack([gd_from_zero.T, np.zeros((1, d))]).ravel()])]
     rng = np.random.default_rng(seed)
     starts += [0.5 * rng.standard_normal((d + 1) * (d + 1)) for _ in range(random_starts)]
-    ends = [
-        minimize(risk_and_gradient, start, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 20_000})
-        for start in starts
-    ]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tensors of ~10⁴ entries: a second thread only contends with BFGS's numpy (3× slower)
+    try:
+        ends = [
+            minimize(risk_and_gradient, start, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 20_000})
+            for start in starts
+        ]
+    finally:
+        torch.set_num_threads(threads)
     best = min(ends, key=lambda end: end.fun)
     return LSAOptimum(
         u=best.x[: d + 1],
@@ -404,10 +409,17 @@ def _lsa_class_risk_torch(u, w, *, betas, weights, h, sigma, n):  # noqa: ANN001
     a = (u_x + u_y * betas) @ h  # (J, d): H Bᵀu with B = [I; βᵀ]
     s = (betas * a).sum(-1) + sigma**2 * u_y  # (J,): v = Σ_β u = (a, s)
     t = a @ w_x + s[:, None] * w_y  # (J, d): Wᵀv
-    p = w_x.T + w_y[:, None] * betas[:, None, :]  # (J, d, d): WᵀB
-    trace = torch.einsum("ab,jbc,ce,jae->j", h, p, h, p) + sigma**2 * (w_y @ h @ w_y)  # (J,): tr(WHWᵀΣ_β)
-    quadratic = (u_x * a).sum(-1) + u_y * s  # (J,): uᵀΣ_βu
     h_betas = betas @ h  # (J, d)
+    beta_h_beta = (h_betas * betas).sum(-1)  # (J,)
+    # tr(WHWᵀΣ_β) = tr(HPHPᵀ) + σ²w_yᵀHw_y with P = WᵀB = W_xᵀ + w_yβᵀ: expanded in β, O(Jd) instead of O(Jd³).
+    w_y_h_w_y = w_y @ h @ w_y
+    trace = (
+        torch.trace(h @ w_x.T @ h @ w_x)
+        + 2 * betas @ (h @ w_x @ h @ w_y)
+        + w_y_h_w_y * beta_h_beta
+        + sigma**2 * w_y_h_w_y
+    )  # (J,)
+    quadratic = (u_x * a).sum(-1) + u_y * s  # (J,): uᵀΣ_βu
     sandwich = (1 + 1 / n) * ((t @ h) * t).sum(-1) + trace * quadratic / n  # (J,): E[uᵀĈWHWᵀĈu | β]
-    conditional = sandwich - 2 * (h_betas * t).sum(-1) + (h_betas * betas).sum(-1)  # E[(WᵀĈu − β)ᵀH(·) | β]
+    conditional = sandwich - 2 * (h_betas * t).sum(-1) + beta_h_beta  # E[(WᵀĈu − β)ᵀH(·) | β]
     return sigma**2 + weights @ conditional
