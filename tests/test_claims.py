@@ -257,6 +257,26 @@ def test_batch_means_pair_two_learners_on_the_same_prompts_and_cover():
     assert np.mean(covered) >= 0.94 and np.mean(widths) < 0.2 * np.mean(bounds)
 
 
+def test_groups_pair_only_on_one_named_prompt_set():
+    """Groups of two estimates pair only when both name the same prompt set: unnamed sets (the default) keep the
+    conservative sum of the Monte-Carlo errors, and over_seeds refuses groups without a name."""
+    from iclab.claims import UNNAMED_PROMPTS
+
+    ga, gb = (1.0, 2.0, 3.0, 4.0), (1.1, 2.1, 2.9, 4.0)
+    paired = difference(Estimate((2.5,), 0.5, prompts="x n=4", groups=ga), Estimate((2.5,), 0.5, prompts="x n=4", groups=gb))
+    assert paired.mc_se < 0.1 and paired.groups is not None
+    for names in ((UNNAMED_PROMPTS, UNNAMED_PROMPTS), ("x n=4", "x n=8")):
+        a, b = (Estimate((2.5,), 0.5, prompts=name, groups=g) for name, g in zip(names, (ga, gb)))
+        unpaired = difference(a, b)
+        assert unpaired.groups is None
+        assert unpaired.mc_se == pytest.approx(1.0 if names[0] == names[1] else np.hypot(0.5, 0.5))
+    values = xr.DataArray([1.0, 1.2], dims="seed")
+    groups = xr.DataArray([[1.0, 1.2], [1.1, 1.1]], dims=("seed", "prompt_group"))
+    with pytest.raises(ValueError, match="named prompt set"):
+        over_seeds(values, xr.DataArray(0.1), groups=groups)
+    assert over_seeds(values, xr.DataArray(0.1), prompts="x n=4", groups=groups).groups == pytest.approx((1.05, 1.15))
+
+
 def test_a_difference_with_an_exact_value_keeps_the_groups():
     a = Estimate((2.0,), 0.1, prompts="p", groups=(1.0, 2.0, 3.0))
     shifted = difference(a, exact(1.0))

@@ -91,6 +91,25 @@ def test_evaluation_scales_learners_by_prompts_and_seeds_analyses_by_prompts_and
     assert other["basis"] == "not measured" and math.isnan(other["cpu_seconds"])
 
 
+def test_a_tuned_baselines_construction_scales_with_its_held_out_prompts(tmp_path, tier, monkeypatch):
+    """The zero baseline taken as tuned (prompt_only.TUNED): the smoke run tunes it on SMOKE_PROMPTS held-out
+    prompts, the tier on HOLDOUT_PROMPTS, so its 0.3 s of construction count HOLDOUT_PROMPTS / SMOKE_PROMPTS times."""
+    from iclab import cost, plan
+    from iclab.prompt_only import HOLDOUT_PROMPTS
+
+    monkeypatch.setattr(plan, "TUNED", ("zero",))
+    monkeypatch.setattr(cost, "TUNED", ("zero",))
+    smoke, setting = smoke_run(tmp_path, tier)
+    assert setting.analysis["baseline_options"] == {"zero": {"holdout_prompts": SMOKE_PROMPTS}}
+    table = cost_table(build_plan(tier), smoke, {"ltb_gap": []})
+    job = table[(table["rule"] == "evaluate") & table["smoke_seconds"].notna()].iloc[0]
+    ratio = FULL_PROMPTS / SMOKE_PROMPTS
+    predictions = 3 * (0.64 * ratio * 3) + 0.064 * ratio
+    analyses = (2.5 - 3 * 0.64 - 0.064 - 0.3) * ratio
+    built = 0.3 * HOLDOUT_PROMPTS / SMOKE_PROMPTS
+    assert job["cpu_seconds"] == pytest.approx((5.0 - 2.5) + built + predictions + analyses)
+
+
 def test_data_jobs_pay_the_start_up_once_and_sample_in_proportion(tmp_path, tier):
     smoke, _ = smoke_run(tmp_path, tier)
     data = cost_table(build_plan(tier), smoke, {"ltb_gap": []}).query("rule == 'data'")

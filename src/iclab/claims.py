@@ -61,6 +61,9 @@ COLUMNS = (
 # HOLM_ALPHA / (rows left), so that the chance of any false verdict in the family stays at HOLM_ALPHA
 HOLM_ALPHA = (1 - LEVEL) / 2
 # a row whose experiment's seeds were raised after an inconclusive verdict: its verdict was looked at twice
+# The prompt set of an estimate whose set is not named: its Monte-Carlo error is bounded as if it shared its prompts
+# with any other such estimate (the conservative sum), and its prompt groups never pair with another's.
+UNNAMED_PROMPTS = "eval"
 RAISED = "seeds raised from {before} after an inconclusive verdict (looked at twice: a 2.5% error becomes ~4.5%)"
 
 
@@ -69,7 +72,8 @@ class Estimate:
     """A value per training seed (``per_seed``; one value for what does not depend on training), with the
     Monte-Carlo s.e. ``mc_se`` of the prompts or integral it was averaged over (common to the seeds). ``prompts``
     names that prompt set: two estimates on the same set have correlated Monte-Carlo errors, which their
-    ``groups`` (``intervals.group_means``) let a difference pair prompt by prompt."""
+    ``groups`` (``intervals.group_means``) let a difference pair prompt by prompt, where the set is named (not
+    ``UNNAMED_PROMPTS``)."""
 
     per_seed: tuple[float, ...]
     mc_se: float = 0.0
@@ -145,7 +149,7 @@ def with_sem(value, sem, prompts: str | None = None) -> Estimate:
 def over_seeds(
     values: xr.DataArray,
     sems: xr.DataArray | None = None,
-    prompts: str | None = "eval",
+    prompts: str | None = UNNAMED_PROMPTS,
     groups: xr.DataArray | None = None,
     seed_dim: str = "seed",
     trained: bool | None = None,
@@ -157,7 +161,11 @@ def over_seeds(
     or a baseline passed as trained): say ``trained=False`` if it does not depend on training. ``prompts`` names the
     evaluation set; the default treats every estimate as on one shared set (the conservative bound for a
     difference). ``groups``: the same quantity's means over groups of those prompts (``prompt_group``, and
-    ``seed_dim`` where it has one), for differences paired prompt by prompt."""
+    ``seed_dim`` where it has one), for differences paired prompt by prompt; they need the set named (``prompts``:
+    the experiment and the sweep point, say), so that only estimates on the very same prompts pair."""
+    if groups is not None and prompts in (None, UNNAMED_PROMPTS):
+        raise ValueError("over_seeds: groups of prompts pair only on a named prompt set; pass prompts= naming the "
+                         "evaluation set (the experiment and its sweep point)")
     if trained is None:
         kind = values.coords.get("learner_kind")
         trained = kind is None or kind.ndim > 0 or str(kind.values) != "baseline"
@@ -192,6 +200,12 @@ def same_prompts(a: Estimate, b: Estimate) -> bool:
     return a.prompts is not None and a.prompts == b.prompts
 
 
+def pairable(a: Estimate, b: Estimate) -> bool:
+    """Whether a − b may be paired prompt by prompt: both have groups of one named prompt set."""
+    named = same_prompts(a, b) and a.prompts != UNNAMED_PROMPTS
+    return named and a.groups is not None and b.groups is not None and len(a.groups) == len(b.groups)
+
+
 def mc_difference_se(a: Estimate, b: Estimate) -> float:
     """Monte-Carlo s.e. of a − b: bounded by the sum on the same prompts, in quadrature on independent ones."""
     return a.mc_se + b.mc_se if same_prompts(a, b) else math.hypot(a.mc_se, b.mc_se)
@@ -219,7 +233,7 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
             raise ValueError("a bootstrapped value is compared with bootstrapped or exact values only")
         replicates = replicates_of(a) - replicates_of(b)  # (S, R), an exact side broadcast over the seeds
         return Estimate(per_seed, 0.0, trained, replicates=tuple(map(tuple, replicates)))
-    if a.groups is not None and b.groups is not None and same_prompts(a, b) and len(a.groups) == len(b.groups):
+    if pairable(a, b):
         groups = np.subtract(a.groups, b.groups)
         return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups))
     for side, other, sign in ((a, b, 1.0), (b, a, -1.0)):

@@ -22,7 +22,7 @@ def claims(cube):
     limit = exact(float(at.theory_error))
     rows = [
         Claim(f"the trained LSA's error is that of the limit A = Γ⁻¹ (N = {n}, M = {m})", SOURCE,
-              over_seeds(at.risk, at.risk_sem, groups=groups_at(at)), "≈", limit,
+              over_seeds(at.risk, at.risk_sem, prompts=f"lsa_rates N={n}", groups=groups_at(at)), "≈", limit,
               "measured risk per seed (t) and evaluation prompts (normal); exact limit", REACHES * limit.value,
               REACHES_SOURCE),
     ]

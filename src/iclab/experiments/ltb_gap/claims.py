@@ -9,7 +9,8 @@ BASIS = "trained risk per seed (t) and evaluation prompts (normal); closed-form 
 def trained(at, learner: str, norm: float):
     point = {"learner": learner, "beta_star_norm": norm}
     groups = groups_at(at, **point, position=int(at.position.max()))
-    return over_seeds(at.query_risk.sel(point), at.query_risk_sem.sel(point), groups=groups)
+    prompts = f"ltb_gap n={int(at.n)} ‖β*‖={norm:g}"  # the evaluation set of this sweep point
+    return over_seeds(at.query_risk.sel(point), at.query_risk_sem.sel(point), prompts=prompts, groups=groups)
 
 
 def optimum(at, theory: str, norm: float):

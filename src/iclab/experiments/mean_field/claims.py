@@ -14,7 +14,7 @@ BASIS = "per seed (t) and evaluation prompts (normal)"
 
 def query(cube, case: str, learner: str):
     at = cube.sel(case=case, learner=learner)
-    return over_seeds(at.query_risk, at.query_risk_sem, case, groups_at(at, position=int(at.position.max())))
+    return over_seeds(at.query_risk, at.query_risk_sem, f"mean_field {case}", groups_at(at, position=int(at.position.max())))
 
 
 def claims(cube):

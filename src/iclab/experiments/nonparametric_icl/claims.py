@@ -27,7 +27,7 @@ def binned(cube, t, learner, at=-1):
     """The risk over octave ``at`` of context lengths (the last: n/2..n) of ``learner`` at T = ``t``."""
     point = cube.sel(pretraining_tasks=t, learner=learner).isel(position_bin=at)
     groups = groups_at(point, "binned_risk_groups")
-    return over_seeds(point.binned_risk, point.binned_risk_sem, "eval", groups)  # one evaluation set for every T
+    return over_seeds(point.binned_risk, point.binned_risk_sem, "nonparametric_icl", groups)  # one set for every T
 
 
 def slope(cube, t, learner):

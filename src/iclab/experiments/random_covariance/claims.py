@@ -21,7 +21,7 @@ def claims(cube):
               over_seeds(distance), "<", exact(WITHIN), "relative distance per seed (t)"),
         Claim(f"on new random covariances the trained LSA has the limit model's error (N = {n}, M = {m})", SOURCE,
               over_seeds(at.risk.sel(learner="lsa", position=m), at.risk_sem.sel(learner="lsa", position=m),
-                         groups=groups_at(at, learner="lsa", position=m)), "≈",
+                         prompts=f"random_covariance N={n}", groups=groups_at(at, learner="lsa", position=m)), "≈",
               limit_error, "measured error per seed (t) and evaluation prompts (normal); exact limit",
               REACHES * limit_error.value, REACHES_SOURCE),
     ]

@@ -14,7 +14,7 @@ def relative(cube, case: str, learner: str):
     zero = at.binned_risk.sel(learner="zero").mean("seed")
     groups = groups_at(at, "binned_risk_groups", learner=learner)
     return over_seeds(at.binned_risk.sel(learner=learner) / zero, at.binned_risk_sem.sel(learner=learner) / zero,
-                      case, None if groups is None else groups / zero)
+                      f"single_index {case}", None if groups is None else groups / zero)
 
 
 def at_query(cube, case: str, learner: str):
@@ -25,7 +25,7 @@ def at_query(cube, case: str, learner: str):
     zero = at.query_risk.sel(learner="zero").mean("seed")
     groups = groups_at(at, learner=learner, position=last)
     return over_seeds(at.query_risk.sel(learner=learner) / zero, at.query_risk_sem.sel(learner=learner) / zero,
-                      case, None if groups is None else groups / zero)
+                      f"single_index {case}", None if groups is None else groups / zero)
 
 
 def varied(cube, held: str, varies: str) -> tuple[str, str] | None:
