@@ -322,3 +322,28 @@ def test_relu_label_theorem5_matches_monte_carlo_of_the_converged_lsa():
     y_hat = np.einsum("bd,de,be->b", x[:, m], np.linalg.inv(theory.gamma_matrix(lam, n)), h)
     errors = (y_hat - y[:, m]) ** 2
     assert abs(errors.mean() - predicted) < 4 * errors.std() / np.sqrt(b)
+
+
+def test_lsa_limit_baseline_is_x_a_h_at_every_prefix_and_has_the_expected_error():
+    """The lsa_limit baseline (iclab.baselines) predicts x_kᵀA(1/k)Σ_{i<k} y_i x_i at every position (a hand loop,
+    position 0: 0), and its Monte-Carlo error at M examples is expected_error(A, Λ, M) (A = Γ⁻¹, asymmetric too)."""
+    from iclab.baselines import lsa_limit
+    from iclab.tasks import LinearTask, batch_generator
+
+    rng = np.random.default_rng(41)
+    for a in (np.linalg.inv(theory.gamma_matrix(LAM, N)), rng.standard_normal((D, D))):
+        task = LinearTask(d=D, n_points=6, beta_star=(0.0,) * D, psi=1.0, sigma=0.0, covariance="matrix",
+                          covariance_values=tuple(LAM.ravel()))
+        xs, ys = rng.standard_normal((4, 6, D)), rng.standard_normal((4, 6))
+        by_hand = np.zeros((4, 6))
+        for b in range(4):
+            for k in range(1, 6):
+                h = (ys[b, :k, None] * xs[b, :k]).mean(axis=0)  # (d,)
+                by_hand[b, k] = xs[b, k] @ a @ h
+        np.testing.assert_allclose(lsa_limit(task, a.tolist())(xs, ys), by_hand, rtol=1e-12, atol=1e-12)
+    batch = task.sample(40_000, batch_generator(3, 0, 0))
+    a = np.linalg.inv(theory.gamma_matrix(LAM, N))
+    errors = (lsa_limit(task, a.tolist())(batch.xs, batch.ys) - batch.ys)[:, 5] ** 2  # M = 5
+    assert_within_se(errors, theory.expected_error(a, LAM, 5))
+    with pytest.raises(ValueError, match=r"lsa_limit baseline's a must be \(d, d\)"):
+        lsa_limit(task, np.eye(D + 1).tolist())

@@ -51,6 +51,17 @@ def lsa_optimal(task: LinearTask) -> Predictor:
     return lambda xs, ys: estimators.lsa(xs, ys, u=opt.u, w=opt.w)
 
 
+def lsa_limit(task: LinearTask, a: list[list[float]]) -> Predictor:
+    """The LSA at its gradient-flow limit u₋₁U₁₁ = A (Zhang, Frei, Bartlett 2024, Theorems 4 and 8): ŷ_k = x_kᵀAĥ_k,
+    ĥ_k = (1/k)Σ_{i<k} y_i x_i. A is the experiment's (``analysis["baseline_options"]``): Γ_N⁻¹ of the training
+    prompts, or Theorem 8's K; it is the LSA of estimators.lsa with u = e_{d+1} and W = [Aᵀ; 0]."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape != (task.d, task.d):
+        raise ValueError(f"the lsa_limit baseline's a must be (d, d) = {(task.d, task.d)}, got {a.shape}")
+    u, w = np.eye(task.d + 1)[task.d], np.vstack([a.T, np.zeros((1, task.d))])  # (d+1,), (d+1, d)
+    return lambda xs, ys: estimators.lsa(xs, ys, u=u, w=w)
+
+
 def ridge(task: LinearTask) -> Predictor:
     """Ridge with λ = σ²/psi: the posterior mean when β* = 0 and Ψ = psi·I."""
     if task.psi_values is not None:
@@ -109,6 +120,7 @@ BASELINES: dict[str, Callable[[LinearTask], Predictor]] = {
     "bayes": bayes,
     "gd_beta_optimal": gd_beta_optimal,
     "lsa_optimal": lsa_optimal,
+    "lsa_limit": lsa_limit,
     "ridge": ridge,
     "ols": ols,
     "zero": zero,

@@ -452,6 +452,22 @@ class Claim:
         }
 
 
+PAIRED_LIMIT = ("paired prompt by prompt (batch means) with the limit predictor on the same evaluation prompts; "
+                "margin on the exact limit")
+
+
+def reaches_limit(claim: str, source: str, measured: Estimate, limit: Estimate, basis: str,
+                  on_prompts: Estimate | None = None) -> Claim:
+    """"``measured`` reaches its limit" (≈ within REACHES of the exact ``limit``): against the limit predictor scored
+    on the same prompts (``on_prompts``, with groups of the same named set: the prompts' error largely cancels)
+    where the cube has it, else against the exact value."""
+    if on_prompts is None:
+        return Claim(claim, source, measured, "≈", limit, f"{basis} and evaluation prompts (normal); exact limit",
+                     REACHES * limit.value, REACHES_SOURCE)
+    return Claim(claim, source, measured, "≈", on_prompts, f"{basis}; {PAIRED_LIMIT}", REACHES * limit.value,
+                 REACHES_SOURCE)
+
+
 def claims_table(
     claims: Mapping[str, list[Claim]], smoke: bool = False, raised: Mapping[str, int] | None = None
 ) -> pd.DataFrame:

@@ -34,6 +34,7 @@ LEARNER_LABELS = {
     "bayes": "Bayes posterior mean",
     "gd_beta_optimal": "GD-β at (β*, Γ*)",
     "lsa_optimal": "LSA at the class's optimum",
+    "lsa_limit": "LSA at its limit A (Γ⁻¹ or K; fixed weights)",
     "ridge": "ridge",
     "ols": "least squares",
     "zero": "zero",

@@ -28,9 +28,18 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
             models=[model],
             train=cfg["train"],
             eval_task=eval_task.to_dict(),
+            analysis=limit_options(cfg, np.diag(cfg["spectrum"]), n),
         )
         for n in cfg["n"]
     ]
+
+
+def limit_options(cfg: dict[str, Any], lam: np.ndarray, n: int) -> dict[str, Any]:
+    """The lsa_limit baseline's A = Γ_N⁻¹ of the training prompts (Theorem 4), where the config lists it."""
+    if "lsa_limit" not in cfg.get("baselines", []):
+        return {}
+    gamma_inv = np.linalg.inv(lsa_theory.gamma_matrix(lam, n))  # (d, d)
+    return {"baseline_options": {"lsa_limit": {"a": gamma_inv.tolist()}}}
 
 
 def error_curve(a_matrix: np.ndarray, lam: np.ndarray, m_max: int) -> np.ndarray:

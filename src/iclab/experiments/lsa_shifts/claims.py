@@ -4,7 +4,7 @@ squares' exactness without noise are identities: tests/test_workflow.py checks t
 
 import numpy as np
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, exact, groups_at, has, over_seeds
+from iclab.claims import Claim, exact, groups_at, has, over_seeds, reaches_limit
 
 SOURCE = "Zhang, Frei, Bartlett 2024"
 BASIS = "measured error per seed (t) and evaluation prompts (normal)"
@@ -20,13 +20,15 @@ def claims(cube):
 
     def error(condition: str, learner: str):
         point = {"condition": condition, "learner": learner, "position": n}
-        return over_seeds(cube.risk.sel(point), cube.risk_sem.sel(point), condition, groups_at(cube, **point))
+        return over_seeds(cube.risk.sel(point), cube.risk_sem.sel(point), f"lsa_shifts {condition}",
+                          groups_at(cube, **point))
 
     def has_limit_error(condition: str, what: str, source: str) -> Claim:
         limit = exact(float(cube.theory_error.sel(condition=condition, position=n)))
-        return Claim(f"{what} the trained LSA has its limit's error, Theorem 5 (M = N = {n})", f"{SOURCE}, {source}",
-                     error(condition, "lsa"), "≈", limit, BASIS + "; exact limit", REACHES * limit.value,
-                     REACHES_SOURCE)
+        on_prompts = error(condition, "lsa_limit") if has(cube, learner="lsa_limit") else None
+        return reaches_limit(f"{what} the trained LSA has its limit's error, Theorem 5 (M = N = {n})",
+                             f"{SOURCE}, {source}", error(condition, "lsa"), limit, "measured error per seed (t)",
+                             on_prompts)
 
     rows = [
         has_limit_error(top, f"under covariate scaling c = {c_top:g}", "§5 and Theorem 5"),

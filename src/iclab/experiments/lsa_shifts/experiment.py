@@ -19,6 +19,7 @@ import xarray as xr
 
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, TheoryInputs, gpt2_spec
 from iclab.experiments.lsa_convergence.experiment import task_for
+from iclab.experiments.lsa_rates.experiment import limit_options
 from iclab.experiments.lsa_shifts.conditions import (
     NOISY_LABELS,
     ORTHOGONAL_QUERY,
@@ -70,6 +71,7 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     # that experiment's GPT-2s (same draws: LinearTask.canonical)
     gpt2_task = {"gpt2": train_task.canonical().to_dict()} if model_train else {}
     analysis = {"predicted_points": {"gpt2": cfg["n"] + 1}} if model_train else {}  # compared at M ≤ N only
+    analysis |= limit_options(cfg, np.diag(cfg["spectrum"]), cfg["n"])
     return [
         SweepPoint(
             coords={"condition": name},

@@ -1,11 +1,9 @@
 """Claims of Zhang, Wu, Bartlett 2024 (Theorem 4.1 and §5) on the ltb_gap cube, at its largest n."""
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, groups_at, has, over_seeds, with_sem
+from iclab.claims import REACHES, REACHES_SOURCE, Claim, groups_at, has, over_seeds, reaches_limit, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024"
 BASIS = "trained risk per seed (t) and evaluation prompts (normal); closed-form optimum"
-PAIRED = ("trained risk per seed (t), paired prompt by prompt (batch means) with the LSA at its class's optimum on "
-          "the same evaluation prompts; margin on the optimum's exact risk")
 
 
 def trained(at, learner: str, norm: float):
@@ -49,9 +47,7 @@ def claims(cube):
 def lsa_reaches_its_class_optimum(at, norm: float, where: str) -> Claim:
     """The trained LSA against the LSA at its class's optimum scored on the same prompts where the cube has it
     (paired: the prompts' error largely cancels), else against the optimum's exact risk."""
-    claim, source = f"trained LSA reaches the LSA class's optimum ({where})", f"{SOURCE}, Theorem 4.1"
-    exact_optimum = optimum(at, "lsa_optimum", norm)
-    if not has(at, learner="lsa_optimal") or "risk_groups" not in at:
-        return reaches(claim, source, trained(at, "lsa", norm), exact_optimum)
-    return Claim(claim, source, trained(at, "lsa", norm), "≈", trained(at, "lsa_optimal", norm), PAIRED,
-                 REACHES * exact_optimum.value, REACHES_SOURCE)
+    on_prompts = trained(at, "lsa_optimal", norm) if has(at, learner="lsa_optimal") and "risk_groups" in at else None
+    return reaches_limit(f"trained LSA reaches the LSA class's optimum ({where})", f"{SOURCE}, Theorem 4.1",
+                         trained(at, "lsa", norm), optimum(at, "lsa_optimum", norm), "trained risk per seed (t)",
+                         on_prompts)

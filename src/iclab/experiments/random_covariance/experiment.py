@@ -42,9 +42,17 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
             models=[model],
             train=cfg["train"],
             eval_task=eval_task,
+            analysis=limit_options(cfg, n),
         )
         for n in cfg["n"]
     ]
+
+
+def limit_options(cfg: dict[str, Any], n: int) -> dict[str, Any]:
+    """The lsa_limit baseline's A = K of Theorem 8 for training prompts of length n, where the config lists it."""
+    if "lsa_limit" not in cfg.get("baselines", []):
+        return {}
+    return {"baseline_options": {"lsa_limit": {"a": lsa_theory.exponential_kq_limit(cfg["d"], n, cfg["scale"]).tolist()}}}
 
 
 def limit_matrix(setting) -> np.ndarray:
