@@ -8,8 +8,6 @@ The config is validated against the schema shipped in the package (src/iclab/con
 experiment package's schema.yaml) before any job is planned.
 """
 
-import compileall
-import importlib.util
 import shlex
 import sys
 from pathlib import Path
@@ -21,11 +19,6 @@ min_version("9.0")
 # Jobs run `python -m iclab` with the interpreter that runs Snakemake (a venv need not be
 # activated), and never touch the network (HF_HUB_OFFLINE).
 shell.prefix(f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH HF_HUB_OFFLINE=1; ")
-
-# iclab's bytecode, compiled here once (files already compiled are skipped): where PYTHONDONTWRITEBYTECODE is set, as
-# on the machines iclab was measured on, every job would compile the package again (~0.5 s of each job's start-up).
-for package_dir in importlib.util.find_spec("iclab").submodule_search_locations:
-    compileall.compile_dir(package_dir, quiet=2)
 
 
 configfile: "config.yaml"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import compileall
 import os
 import shutil
 import subprocess
@@ -23,13 +22,6 @@ def _offline(monkeypatch):
 # The two longest files first: with ``-n 2 --dist loadfile --no-loadscope-reorder`` (pyproject.toml) one worker
 # runs the tiny workflow (test_workflow.py) while the other runs the other workflow runs and then every other file.
 FIRST = ("test_workflow.py", "test_workflow_runs.py")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """iclab's bytecode compiled once before the workers start (the Snakefile does so for its jobs): where
-    PYTHONDONTWRITEBYTECODE is set, every ``python -m iclab`` the tests start would compile it again."""
-    if not hasattr(config, "workerinput"):
-        compileall.compile_dir(REPO / "src" / "iclab", quiet=2)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
