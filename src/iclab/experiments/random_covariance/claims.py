@@ -15,6 +15,7 @@ def claims(cube):
     m = int(at.position.max())
     gap = at.product_learned - at.product_limit
     distance = np.sqrt((gap**2).sum(("row", "col")) / (at.product_limit**2).sum(("row", "col")))
+
     def error(learner: str):
         point = {"learner": learner, "position": m}
         return over_seeds(at.risk.sel(point), at.risk_sem.sel(point), prompts=f"random_covariance N={n}",
