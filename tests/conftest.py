@@ -57,7 +57,12 @@ def scratch_src(tmp_path_factory) -> Path:
 
 
 def snakemake(
-    workdir: Path, src: Path, *args: str, config: Path = TINY, env: dict[str, str] | None = None
+    workdir: Path,
+    src: Path,
+    *args: str,
+    config: Path = TINY,
+    env: dict[str, str] | None = None,
+    cores: int = 2,
 ) -> subprocess.CompletedProcess:
     cmd = [
         str(SNAKEMAKE),
@@ -69,7 +74,7 @@ def snakemake(
         str(config),
         "--replace-workflow-config",
         "--cores",
-        "2",
+        str(cores),
         *args,
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src)} | (env or {})

@@ -22,11 +22,13 @@ from iclab.errors import ConfigError
 PACKAGE = Path(__file__).resolve().parent
 SCHEMA_PATH = PACKAGE / "config.schema.yaml"
 EXPERIMENTS_DIR = PACKAGE / "experiments"
+# libyaml's parser where PyYAML was built with it (same safe constructors, ~10x faster on the schemas).
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: Path) -> Any:
     with open(path) as f:
-        return yaml.safe_load(f)
+        return yaml.load(f, Loader=SAFE_LOADER)
 
 
 def experiment_schema_paths() -> dict[str, Path]:
@@ -127,7 +129,7 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} does not exist")
     with open(path) as f:
         try:
-            config = yaml.safe_load(f)
+            config = yaml.load(f, Loader=SAFE_LOADER)
         except yaml.YAMLError as err:
             raise ConfigError(f"config file {path} is not valid YAML: {err}") from err
     return validate(config, source=str(path))

@@ -63,15 +63,17 @@ def module_file(module: str) -> Path | None:
     return None
 
 
-def imported_modules(path: Path) -> list[str]:
-    """Absolute module names a source file imports (for ``from a import b``: a and a.b)."""
+@cache
+def imported_modules(path: Path) -> tuple[str, ...]:
+    """Absolute module names a source file imports (for ``from a import b``: a and a.b); each file is parsed
+    once a process (the claims job's inputs walk every experiment's closure, which share most files)."""
     modules = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             modules += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-    return modules
+    return tuple(modules)
 
 
 def code_closure(module: str, packages: tuple[str, ...]) -> list[Path]:
