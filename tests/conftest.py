@@ -62,12 +62,7 @@ def scratch_src(tmp_path_factory) -> Path:
 
 
 def snakemake(
-    workdir: Path,
-    src: Path,
-    *args: str,
-    config: Path = TINY,
-    env: dict[str, str] | None = None,
-    cores: int = 2,
+    workdir: Path, src: Path, *args: str, config: Path = TINY, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     cmd = [
         str(SNAKEMAKE),
@@ -79,7 +74,7 @@ def snakemake(
         str(config),
         "--replace-workflow-config",
         "--cores",
-        str(cores),
+        "2",
         *args,
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src)} | (env or {})

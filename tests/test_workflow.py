@@ -34,9 +34,7 @@ from iclab.plan import build_plan
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, scratch_src: Path):
     workdir = tmp_path_factory.mktemp("e2e")
-    # One job more than the machine's 2 cores: the other test worker's processes share them, and this run, the
-    # suite's longest path (measured: 446 s of a 520 s suite, the other worker done at 357 s), gets 3 shares of 4.
-    result = snakemake(workdir, scratch_src, cores=3)
+    result = snakemake(workdir, scratch_src)
     assert result.returncode == 0, result.stdout + result.stderr
     return workdir
 
