@@ -392,3 +392,72 @@ def test_ltb_gap_pairs_the_trained_lsa_with_its_class_optimum_on_the_same_prompt
     unpaired = lsa_reaches_its_class_optimum(cube.drop_sel(learner="lsa_optimal"), 2.0, "")
     paired = lsa_reaches_its_class_optimum(cube, 2.0, "")
     assert paired.difference.half_width() < 0.1 * unpaired.difference.half_width()
+
+
+def illconditioned_cube(best_at_kappa: list[int], best_at_one: list[int], groups: int = 32) -> xr.Dataset:
+    """A probe_illconditioned cube (κ = 100 and the well-conditioned κ = 1) whose Similarity of Errors at every
+    layer peaks at the given Newton count per seed, with small noise per group of prompts; GD's peak at 4 steps."""
+    rng = np.random.default_rng(3)
+    newton, steps, layers = np.arange(12), np.array([1, 2, 4, 8]), np.arange(4)
+
+    def peaked(grid: np.ndarray, best: list[int]) -> np.ndarray:  # (seed, layer, grid, group)
+        curve = 0.9 - 0.04 * np.abs(grid[None, :] - np.asarray(best)[:, None])  # (S, J)
+        noise = 0.002 * rng.standard_normal((len(best), len(layers), len(grid), groups))
+        return curve[:, None, :, None] + noise
+
+    def run(best: list[int]) -> dict:
+        out = {}
+        for name, grid, peak in (("newton", newton, best), ("gd", steps, [2] * len(best))):
+            groups_ = peaked(grid, peak)
+            out[f"soe_{name}_groups"] = groups_
+            out[f"soe_{name}"] = groups_.mean(-1)
+        return out
+
+    ill, well = run(best_at_kappa), run(best_at_one)
+    dims = {"newton": "newton_iterations", "gd": "gd_steps"}
+    data = {}
+    for name in ill:
+        grid = dims[name.split("_")[1]]
+        core = ("seed", "layer", grid) + (("prompt_group",) if name.endswith("groups") else ())
+        stacked = np.stack([ill[name], well[name]])[:, None, None]  # (κ, d, probed, ...)
+        data[name] = (("condition_number", "d", "probed") + core, stacked)
+    coords = {"condition_number": [100.0, 1.0], "d": [5], "probed": ["gpt2"], "seed": range(len(best_at_kappa)),
+              "layer": layers, "newton_iterations": newton, "gd_steps": steps}
+    return xr.Dataset(data, coords=coords)
+
+
+@pytest.mark.parametrize(
+    "best_at_kappa, best_at_one, verdict",
+    [([7, 7, 7], [7, 7, 7], "holds"), ([4, 4, 4], [7, 7, 7], "fails"), ([7], [7], "inconclusive")],
+)
+def test_the_cross_run_newton_claim_compares_kappa_with_the_well_conditioned_run(best_at_kappa, best_at_one, verdict):
+    """Fu et al. §5's cross-run row on a hand-built cube: equal best Newton counts at κ = 100 and κ = 1 hold within
+    10% (at least one iteration), a planted offset of 3 iterations (43%) fails, and one seed decides nothing."""
+    from iclab.experiments.probe_illconditioned.claims import claims
+
+    rows = claims(illconditioned_cube(best_at_kappa, best_at_one))
+    (cross,) = [row for row in rows if "well-conditioned" in row.claim]
+    assert cross.measured.per_seed == tuple(map(float, best_at_kappa))
+    assert cross.expected.per_seed == tuple(map(float, best_at_one))
+    assert cross.verdict == verdict and cross.margin == pytest.approx(max(0.1 * best_at_one[0], 1.0))
+    assert len(claims(illconditioned_cube(best_at_kappa, best_at_one).isel(condition_number=[0]))) == len(rows) - 1
+
+
+def test_the_markdown_table_is_one_plain_line_a_claim_under_its_experiments_counts():
+    from iclab.claims import claims_table, markdown
+
+    rows = {
+        "first": [Claim("a holds", "paper A", over_seeds(xr.DataArray([1.0, 1.1, 0.9], dims="seed")), "<",
+                        exact(2.0), "t"),
+                  Claim("a one-seed row", "paper A", over_seeds(xr.DataArray([1.0], dims="seed")), "≈", exact(1.0),
+                        "t", 0.1, "a stated margin")],
+        "second": [Claim("a closed form", "paper B", exact(3.0), ">", exact(2.0), "exact")],
+    }
+    text = markdown(claims_table(rows))
+    assert "## first: 2 claims, 1 hold, 1 inconclusive" in text and "## second: 1 claim, 1 hold" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("| a one-seed row")]
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[0] == "a one-seed row (paper A)" and cells[1] == "1 ≈ 1 (margin 0.1)"
+    assert cells[3] == "inconclusive" and cells[4].startswith("1; to decide:")
+    (line,) = [line for line in text.splitlines() if line.startswith("| a closed form")]
+    assert "closed form or Monte Carlo only" in line and len(line.strip("|").split("|")) == 5

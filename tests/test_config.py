@@ -331,3 +331,27 @@ def unsourced_values(text: str) -> list[str]:
 def test_every_paper_tier_value_is_sourced_or_marked_not_stated():
     assert unsourced_values((REPO / "config" / "paper.yaml").read_text()) == []
     assert unsourced_values("a:\n  b: 1  # Table 1\n  c: 2\nd:  # not stated\n  e: 3\n") == ["c: 2"]
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "config/paper.yaml"])
+def test_the_well_conditioned_run_of_probe_illconditioned_adds_one_evaluation_and_no_training(path):
+    """κ = 1 beside κ(Σ) is probe_similarity's task: its GPT-2 (seed 0), evaluation and probe sets are probe_layers'
+    and probe_similarity's, shared by hash; only the κ = 1 evaluation of probe_illconditioned is new."""
+    config = yaml.safe_load((REPO / path).read_text())
+    cfg = config["experiments"]["probe_illconditioned"]
+    assert cfg["well_conditioned"], f"{path} runs §5's comparison"
+    with_run, without = build_plan(validate(config)), build_plan(validate(copy.deepcopy(config) | {"experiments": {
+        **config["experiments"], "probe_illconditioned": cfg | {"well_conditioned": False}}}))
+    assert with_run.train == without.train and with_run.data == without.data
+    settings = with_run.settings["probe_illconditioned"]
+    assert len(settings) == len(without.settings["probe_illconditioned"]) + 1
+    well = next(s for s in settings.values() if s.coords["condition_number"] == 1.0)
+    similarity = next(iter(with_run.settings["probe_similarity"].values()))
+    assert well.data == similarity.data and well.task == similarity.task
+    assert {m["hash"] for m in well.models} <= {m["hash"] for m in similarity.models}
+
+
+def test_the_well_conditioned_run_beside_kappa_one_is_refused(default_config):
+    default_config["experiments"]["probe_illconditioned"] |= {"condition_number": 1, "well_conditioned": True}
+    with pytest.raises(ExperimentError, match="condition_number > 1 with well_conditioned"):
+        build_plan(validate(default_config))

@@ -38,3 +38,22 @@ def test_every_relative_link_and_image_resolves(page: Path):
         elif anchor and file.suffix == ".md" and anchor not in anchors(file):
             broken.append(f"{target} (no heading #{anchor} in {file.name})")
     assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
+
+
+def readme_terms(text: str) -> set[str]:
+    """The README's terms in code font outside code blocks: single names (an experiment, a program) and options;
+    paths, file names and whole commands are left out (they are not words to define)."""
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    spans = set(re.findall(r"`([^`\n]+)`", prose))
+    names = {span for span in spans if re.fullmatch(r"[A-Za-z_][\w]*", span) and not (REPO / span).exists()}
+    options = {span.split()[0] for span in spans if span.startswith("--")}
+    return names | options
+
+
+def test_the_glossary_defines_every_term_the_readme_sets_in_code_font():
+    glossary = (REPO / "docs" / "glossary.md").read_text()
+    terms = readme_terms((REPO / "README.md").read_text())
+    assert {"ltb_gap", "squeue", "--replace-workflow-config"} <= terms  # the rule reads what it should
+    missing = sorted(term for term in terms if f"`{term}`" not in glossary)
+    assert not missing, f"docs/glossary.md does not define {missing}"
+    assert "[glossary](docs/glossary.md)" in (REPO / "README.md").read_text().lower()

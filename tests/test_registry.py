@@ -1,6 +1,7 @@
 """The experiment registry and contract: packages, schema, captions and configs agree; a broken
 experiment is an error naming it; figure and table code never imports torch."""
 
+import ast
 import subprocess
 import sys
 
@@ -101,3 +102,52 @@ def test_figure_table_and_claims_modules_do_not_import_torch():
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def iclab_import_graph() -> dict[str, set[str]]:
+    """Module → the iclab modules it imports (at module level or inside a function), from the sources' syntax; a
+    module's own packages left out."""
+    src = REPO / "src"
+    modules = {}
+    for path in (src / "iclab").rglob("*.py"):
+        parts = path.relative_to(src).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def owner(target: str) -> str | None:  # the module that ``import target`` binds: its longest known prefix
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    graph = {}
+    for name, path in modules.items():
+        targets = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets += [f"{node.module}.{alias.name}" for alias in node.names]
+        # a module's own packages are imported before it whatever it says: an edge to one is no dependency
+        ancestors = {name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)}
+        graph[name] = {owner(t) for t in targets if t.startswith("iclab")} - {None, name} - ancestors
+    return graph
+
+
+def test_no_iclab_modules_import_each_other():
+    """Dependencies point down (docs/architecture.md): no cycle in the import graph, directly or through others."""
+    graph = iclab_import_graph()
+    assert graph["iclab.plan"] >= {"iclab.jobs", "iclab.experiments.base"}  # the graph sees what it should
+    done, cycles = set(), []
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycles.append(path[path.index(module):] + [module])
+            return
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            visit(target, path + [module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert not cycles, "import cycles: " + "; ".join(" → ".join(cycle) for cycle in cycles)

@@ -536,12 +536,52 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
 VERIFICATIONS = "Verifications (deterministic checks of the theory's computation; not counted among the claims):"
 
 
+PLURAL = {"holds": "hold", "fails": "fail"}  # "3 hold", as the summary counts
+FULL_COLUMNS = ("Every column (the interval's basis, the margin's source, full precision) is in claims.csv and "
+                "claims.html beside this page.")
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown, numbers to 4 significant digits, after the count of each verdict: the claims, then
-    the verifications."""
-    claims, checks = (shown(table[table["kind"] == kind]) for kind in KINDS)
-    text = summary(table) + "\n\n" + claims.to_markdown(index=False) + "\n"
-    return text + (f"\n{VERIFICATIONS}\n\n" + checks.to_markdown(index=False) + "\n" if len(checks) else "")
+    """The table for people: the count of each verdict, then per experiment its counts and one line a claim (the
+    claim and its source; measured against expected, with the margin; the difference's interval; the verdict and
+    Holm's; the seeds, and how many would decide it), then the verifications. Numbers to 4 significant digits."""
+    claims, checks = (table[table["kind"] == kind] for kind in KINDS)
+    parts = [summary(table), FULL_COLUMNS]
+    for experiment, rows in claims.groupby("experiment", sort=False):
+        counts = ", ".join(f"{n} {PLURAL.get(verdict, verdict)}" for verdict in (*VERDICTS, SMOKE_VERDICT)
+                           if (n := int((rows["verdict"] == verdict).sum())))
+        title = f"## {experiment}: {len(rows)} claim{'s' * (len(rows) > 1)}, {counts}"
+        parts += [title, readable(rows).to_markdown(index=False)]
+    if len(checks):
+        parts += [f"## {VERIFICATIONS}", readable(checks).to_markdown(index=False)]
+    return "\n\n".join(parts) + "\n"
+
+
+def readable(rows: pd.DataFrame) -> pd.DataFrame:
+    """One plain line a row: five columns instead of the CSV's seventeen."""
+    def number(v: float) -> str:
+        return f"{v:.4g}"
+
+    def compared(row) -> str:
+        room = f" (margin {number(row.margin)})" if row.margin > 0 else ""
+        return f"{number(row.measured)} {row.relation} {number(row.expected)}{room}"
+
+    def verdict(row) -> str:
+        holm = row.holm_verdict
+        return row.verdict + (f" (Holm: {holm})" if holm not in ("—", row.verdict) else "")
+
+    def seeds(row) -> str:
+        trained = "closed form or Monte Carlo only" if row.seeds == 0 else str(row.seeds)
+        return trained + (f"; to decide: {row.seeds_needed}" if row.seeds_needed else "")
+
+    return pd.DataFrame({
+        "claim (source)": [f"{row.claim} ({row.source})" for row in rows.itertuples()],
+        "measured vs expected": [compared(row) for row in rows.itertuples()],
+        "difference [95% interval]": [f"{number(row.difference)} [{number(row.low)}, {number(row.high)}]"
+                                      for row in rows.itertuples()],
+        "verdict": [verdict(row) for row in rows.itertuples()],
+        "seeds": [seeds(row) for row in rows.itertuples()],
+    })
 
 
 COLOURS = {

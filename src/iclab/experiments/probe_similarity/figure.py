@@ -28,6 +28,7 @@ SWEEP_DIMS = ("d", "condition_number")
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
+    reference = well_conditioned(cube)
     cube = cube.isel({dim: 0 for dim in SWEEP_DIMS if dim in cube.dims}).mean("seed")
     probed = [str(label) for label in cube.probed.values]
     fig, axes = plt.subplots(
@@ -43,15 +44,24 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         model = cube.sel(probed=label)
         model = model.sel(layer=np.isfinite(model.soe_ols).values)  # this model's layers
         for row, (measure, title) in zip(axes[2 * index : 2 * index + 2], MEASURES.items()):
-            draw_row(row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}")
+            same = None if reference is None else reference.sel(probed=label).sel(layer=model.layer)
+            draw_row(row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}", same)
     fig.set_layout_engine("constrained")
     kappa = f", κ(Σ) = {float(cube.condition_number):g}" if "condition_number" in cube.coords else ""
     fig.suptitle(f"Layers vs iterative Newton and gradient descent (d = {int(cube.d)}{kappa}; mean over seeds)")
     save(fig, png)
 
 
-def draw_row(row, model: xr.Dataset, measure: str, title: str) -> None:
-    """One model and measure: the Newton and GD heatmaps, and the best-matching counts per layer."""
+def well_conditioned(cube: xr.Dataset) -> xr.Dataset | None:
+    """probe_illconditioned's κ = 1 run (``well_conditioned``), mean over seeds, where the cube has it beside κ(Σ)."""
+    if "condition_number" not in cube.dims or 1.0 not in cube.condition_number.values[1:]:
+        return None
+    return cube.sel(condition_number=1.0).isel(d=0).mean("seed")
+
+
+def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dataset | None = None) -> None:
+    """One model and measure: the Newton and GD heatmaps, and the best-matching counts per layer (and, dotted, the
+    ``reference`` run's Newton counts: the same GPT-2 trained at κ = 1)."""
     newton = model[f"{measure}_newton"].transpose("layer", "newton_iterations")
     gd = model[f"{measure}_gd"].transpose("layer", "gd_steps")
     low = float(min(newton.min(), gd.min()))
@@ -61,6 +71,10 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str) -> None:
     ax = row[2]
     best_newton = best_match(newton.values, newton.newton_iterations.values)
     ax.plot(layers, best_newton, "o-", color="C0", label="Newton iterations (left)")
+    if reference is not None:
+        well = reference[f"{measure}_newton"].transpose("layer", "newton_iterations")
+        ax.plot(layers, best_match(well.values, well.newton_iterations.values), "o:", color="0.4",
+                label="Newton iterations at κ = 1 (left)")
     ax.set_ylabel("best-matching Newton iterations", color="C0")
     twin = ax.twinx()
     twin.plot(layers, best_match(gd.values, gd.gd_steps.values), "s--", color="C1", label="GD steps (right)")
