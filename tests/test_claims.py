@@ -382,7 +382,10 @@ def test_ltb_gap_pairs_the_trained_lsa_with_its_class_optimum_on_the_same_prompt
     holds (≥ 95%) and one 1.5 margins (7.5%) above it fails (≥ 95%); the unpaired row (against the exact risk) is
     more than 10 times wider."""
     from iclab.claims import REACHES
-    from iclab.experiments.ltb_gap.claims import lsa_reaches_its_class_optimum
+    from iclab.experiments.ltb_gap.claims import reaches_optimum
+
+    def lsa_reaches_its_class_optimum(cube, norm, where):
+        return reaches_optimum(cube, "", "", "lsa", norm, "lsa_optimum", "lsa_optimal")
 
     rng = np.random.default_rng(7)
     for offset, wanted in ((0.0, "holds"), (1.5 * REACHES, "fails")):

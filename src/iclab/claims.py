@@ -46,7 +46,7 @@ BOOTSTRAP_RESAMPLES = 1000  # of similarities and best counts (prompt groups and
 # iclab's margins where a paper says "reaches", "near" or "does not depend on" without a number (stated, never
 # taken from the measured value):
 REACHES = 0.05  # "reaches a limit" at finite size: within 5% of the limit (the ±5% band figure ltb_gap draws)
-REACHES_SOURCE = "iclab: within 5% of the limit (the ±5% band of figure ltb_gap)"
+REACHES_SOURCE = "iclab: within 5% of the limit, relative to it (a finite run's reach; ltb_gap's figure draws the band)"
 NULL_FRACTION = 0.05  # "near least squares", "does not depend on": within 5% of the zero predictor's risk
 NULL_SOURCE = "iclab: 5% of the zero predictor's risk (the scale from exact to no learning)"
 RELATIONS = ("≈", "<", ">", "≤", "≥")

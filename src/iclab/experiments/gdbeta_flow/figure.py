@@ -70,7 +70,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         point = cube.sel(case=case)
         if quantity == "drift" and int(point.image_rank) == int(point.dimension):
             ax.annotate("H has full rank: no kernel part", xy=(0.05, 0.85), xycoords="axes fraction", fontsize=8)
-        ax.set_title(f"{case} (rank H = {int(point.image_rank)})" if quantity == list(ROWS)[0] else "")
+        title = f"{str(case).replace('_', ' ')} (rank H = {int(point.image_rank)})"  # a config key, spelled out
+        ax.set_title(title if quantity == list(ROWS)[0] else "")
     for ax, label in zip(grid.axes[:, 0], ROWS.values()):
         ax.set_ylabel(label)
     for ax in grid.axes[-1]:

@@ -1,6 +1,6 @@
 """Figure ``lsa_convergence`` (Zhang, Frei, Bartlett 2024, Theorem 4).
 
-Top: ‖u₋₁U₁₁ − Γ⁻¹‖_F / ‖Γ⁻¹‖_F against gradient-flow time: the paper's reduced ODE (line) and
+Top: ‖u₋₁U₁₁ − Γ⁻¹‖ / ‖Γ⁻¹‖ (Frobenius norms) against gradient-flow time: the paper's reduced ODE (line) and
 SGD on sampled prompts from the same initialisation (geometric mean over seeds, 95% t-band of
 log-distances; step s at t = 2·lr·s). SGD follows the ODE down to its noise floor (∝ lr/batch);
 the axis stops at 1e-4, below which the ODE goes on to round-off. Bottom: entries of the trained u₋₁U₁₁ against Γ⁻¹.
@@ -50,7 +50,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         spectrum = at.covariance.dropna("row").values
         top.set_title(f"{name}: Λ = diag({', '.join(f'{v:g}' for v in spectrum)}), N = {int(at.n_train)}")
         top.set_xlabel("gradient-flow time t")
-        top.set_ylabel("‖u₋₁U₁₁ − Γ⁻¹‖_F / ‖Γ⁻¹‖_F")
+        top.set_ylabel("‖u₋₁U₁₁ − Γ⁻¹‖ / ‖Γ⁻¹‖ (Frobenius)")
         top.annotate(f"SGD at the end: {final:.3g}", xy=(0.98, 0.95), xycoords="axes fraction", ha="right", va="top")
         entries = matrix_entries(at)
         sns.scatterplot(data=entries, x="limit", y="learned", hue="entry", style="entry", markers={"diagonal": "o",

@@ -28,7 +28,7 @@ SWEEP_DIMS = ("d", "condition_number")
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    reference = well_conditioned(cube)
+    reference, n_seeds = well_conditioned(cube), cube.sizes["seed"]
     cube = cube.isel({dim: 0 for dim in SWEEP_DIMS if dim in cube.dims}).mean("seed")
     probed = [str(label) for label in cube.probed.values]
     fig, axes = plt.subplots(
@@ -48,7 +48,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
             draw_row(row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}", same)
     fig.set_layout_engine("constrained")
     kappa = f", κ(Σ) = {float(cube.condition_number):g}" if "condition_number" in cube.coords else ""
-    fig.suptitle(f"Layers vs iterative Newton and gradient descent (d = {int(cube.d)}{kappa}; mean over seeds)")
+    seeds = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
+    fig.suptitle(f"Layers vs iterative Newton and gradient descent (d = {int(cube.d)}{kappa}; {seeds})")
     save(fig, png)
 
 
