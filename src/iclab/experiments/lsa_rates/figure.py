@@ -26,7 +26,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ms = log_positions(m_max)
     lsa = cube.sel(learner="lsa", position=ms)
     measured = seed_bands(lsa.risk, lsa.risk_sem).assign(label=lambda f: [f"N = {n}: trained LSA" for n in f.n])
-    palette = colours(measured.label.unique())
+    palette = colours(measured.label.unique(), "viridis")  # N is ordered: light to dark would fade; viridis spans it
     lines_with_bands(measured, "position", hue="label", palette=palette, ax=left, marker="o", markersize=4,
                      linestyle="none")
     m_all = np.arange(1, m_max + 1)
@@ -46,7 +46,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         transform=left.transAxes,
         fontsize=8,
     )
-    left.plot([], [], "k-", label="theory, A = Γ_N⁻¹ (Theorem 5)")
+    left.plot([], [], "k-", label="theory, A = Γ⁻¹ of its N (Theorem 5)")
     left.plot([], [], "k--", label="theory, trained weights")
     reference = cube.theory_error.sel(n=ns[-1], position=10).item() * 10 / ms.astype(float)
     left.loglog(ms, reference, ":", color="grey", label="∝ 1/M")
@@ -56,7 +56,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     left.set_ylabel("test error E(ŷ − y)²")
     left.legend(fontsize=8, ncol=2)
     floor = cube.theory_floor.values
-    right.loglog(ns, floor, "k-o", label="M → ∞ floor, A = Γ_N⁻¹")
+    right.loglog(ns, floor, "k-o", label="M → ∞ floor, A = Γ⁻¹ of N")
     trained_floor = cube.trained_theory_floor.transpose("n", "seed").values
     mean, lo, hi = band(trained_floor)  # (n,)
     right.errorbar(
