@@ -82,11 +82,13 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
             training_panel(axes[0, 1], cube, "population_risk", case, colors, linestyle=linestyle)
             minimum = float(cube.global_minimum_risk.sel(case=case))
             if minimum > 0:  # the realisable minimum is 0: off a log axis
-                axes[0, 1].axhline(minimum, color="k", linestyle=linestyle, lw=0.8)
+                axes[0, 1].axhline(minimum, color="k", linestyle=linestyle, lw=0.8,
+                                   label=f"{case}: global minimum of L(μ)")
     axes[0, 1].set_title(
-        "two-timescale objective L(μ) = min_Γ L(μ, Γ)\n"
-        "realisable (solid, minimum 0), misaligned (dashed, its minimum black)"
+        "two-timescale objective L(μ) = minimum over Γ of L(μ, Γ)\n"
+        "realisable (solid, minimum 0), misaligned (dashed)"
     )
+    axes[0, 1].legend(fontsize=7)
     axes[0, 1].set_ylabel("population risk (n → ∞)")
     panels = [axes[0, 2]] + list(axes[1])
     for ax, case in zip(panels, cases):
