@@ -133,3 +133,23 @@ def test_cost_command_prints_the_paper_tiers_totals_without_training(capsys, cap
     with pytest.raises(SystemExit):
         main(["cost", "--config", str(REPO / "config" / "paper.yaml"), "--smoke", "2", "--smoke-dir", "/nonexistent"])
     assert "--smoke 2: no smoke run's benchmarks in /nonexistent/" in caplog.text
+
+
+def test_an_lsa_optimum_is_one_job_a_task_costed_as_its_smoke_run_measured_it(tmp_path, tier):
+    """ltb_gap reads the optima of its two tasks, ltb_training (β* = 1 only) the one it shares with ltb_gap: two
+    jobs, each the same BFGS in the smoke run (same task, same hash), so costed as measured."""
+    gap = tier["experiments"]["ltb_gap"] | {"baselines": ["lsa_optimal"]}
+    training = {key: gap[key] for key in ("d", "psi", "sigma", "init_scale", "models", "train")}
+    training |= {"n": 6, "beta_star_norm": [1.0], "baselines": [], "snapshot_every": 500}
+    full = build_plan(validate(tier | {"experiments": {"ltb_gap": gap, "ltb_training": training}}))
+    smoked = build_plan(smoke_config(validate(tier | {"experiments": {"ltb_gap": gap, "ltb_training": training},
+                                                      "smoke": STEPS})))
+    assert set(smoked.optima) == set(full.optima) and len(full.optima) == 2
+    measured = sorted(full.optima)[0]
+    write(tmp_path / "logs" / "lsa_optimum" / f"{measured}.log", "x INFO iclab: peak memory: host 400 MB, device 0 MB")
+    benchmark(tmp_path, f"lsa_optimum/{measured}", 7.0, 350.0)
+    table = cost_table(full, Smoke.read(smoked, tmp_path), {"ltb_gap": [], "ltb_training": []})
+    optima = table[table["rule"] == "lsa_optimum"].set_index("job")
+    assert sorted(optima.index) == sorted(full.optima) and set(optima["experiment"]) == {"ltb_gap"}
+    assert optima.loc[measured, "cpu_seconds"] == 7.0 and optima.loc[measured, "peak_host_mb"] == 400.0
+    assert optima.drop(index=measured).iloc[0]["basis"] == "not measured"

@@ -109,6 +109,18 @@ def cmd_data(args: argparse.Namespace) -> None:
     log.info("wrote %s: %d prompts × %d points", args.out, job.n_prompts, batch.xs.shape[1])
 
 
+def cmd_lsa_optimum(args: argparse.Namespace) -> None:
+    from iclab.jobs import OptimumJob
+    from iclab.optima import compute_optimum, write_optimum
+
+    job = from_spec(OptimumJob, args.spec, "LSA class optimum (OptimumJob)")
+    started = time.perf_counter()
+    optimum = compute_optimum(job)
+    write_optimum(optimum, job, args.out)
+    log.info("wrote %s: risk %.10g, from %d starts in %.1f s", args.out, optimum.risk, len(optimum.start_risks),
+             time.perf_counter() - started)
+
+
 def cmd_train(args: argparse.Namespace) -> None:
     """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``. With a checkpoint directory a finished
     model waits there as ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until
@@ -183,6 +195,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     from iclab.evaluate import evaluate_setting
     from iclab.experiments import experiment
     from iclab.experiments.base import Setting
+    from iclab.optima import read_optimum
     from iclab.trained import TrainedModel
 
     set_threads(args.threads)
@@ -202,8 +215,13 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
             "pass results/models/<group>/<hash>.nc for each of the setting's"
         )
     models = {(model.label, model.seed): model for model in by_hash.values()}
+    precomputed = {}
+    if args.lsa_optimum is not None:
+        if "lsa_optimal" not in setting.baselines:
+            raise UsageError(f"--lsa-optimum: the setting has no lsa_optimal baseline (its: {setting.baselines})")
+        precomputed["lsa_optimal"] = {"optimum": read_optimum(args.lsa_optimum, setting.task)}
     started = time.perf_counter()
-    ds = evaluate_setting(experiment(setting.experiment), setting, data, models, chunk_size=args.chunk_size)
+    ds = evaluate_setting(experiment(setting.experiment), setting, data, models, args.chunk_size, precomputed)
     prompts = sum(len(batch.ys) for batch in data.values())
     log.info(EVALUATED_LINE.format(prompts=prompts, seconds=time.perf_counter() - started))
     write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
@@ -230,11 +248,13 @@ def by_spec_hash(paths: list[Path], kind: str, option: str):
 
 
 def cmd_theory(args: argparse.Namespace) -> None:
-    from iclab.cubes import DATA_KIND, EVAL_KIND, THEORY_KIND, cube_spec, read_cube, write_cube
+    from iclab.cubes import DATA_KIND, EVAL_KIND, OPTIMUM_KIND, THEORY_KIND, cube_spec, read_cube, write_cube
     from iclab.datasets import load_data
     from iclab.evaluate import theory_dataset
     from iclab.experiments import experiment
     from iclab.experiments.base import Setting
+    from iclab.jobs import OptimumJob
+    from iclab.optima import read_optimum
     from iclab.trained import MODEL_KIND, TrainedModel
 
     declared = experiment(args.experiment)  # an unknown name fails before any file is read
@@ -242,12 +262,14 @@ def cmd_theory(args: argparse.Namespace) -> None:
     settings = [Setting.from_dict(cube_spec(ds)) for ds in evaluations]
     data_path = by_spec_hash(args.data, DATA_KIND, "--data")
     model_path = by_spec_hash(args.models, MODEL_KIND, "--models")
+    optimum_path = by_spec_hash(args.lsa_optima, OPTIMUM_KIND, "--lsa-optima")
     ds = theory_dataset(
         declared,
         settings,
         args.order,
         lambda data_hash: load_data(data_path(data_hash)),
         lambda model_hash: TrainedModel.open(model_path(model_hash)),
+        lambda task: read_optimum(optimum_path(OptimumJob(task=task).hash), task),
     )
     spec = {"experiment": args.experiment, "order": args.order, "settings": sorted(s.hash for s in settings)}
     write_cube(ds, args.out, kind=THEORY_KIND, spec=spec)
@@ -331,6 +353,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=cmd_data)
 
+    s = sub.add_parser("lsa-optimum", help="the LSA class optimum of a linear task (a BFGS)")
+    s.add_argument("--spec", type=json_arg, required=True, help="OptimumJob spec as JSON")
+    s.add_argument("--out", type=Path, required=True)
+    s.set_defaults(run=cmd_lsa_optimum)
+
     s = sub.add_parser("train", help="train models one after another (each resumes from its checkpoint)")
     s.add_argument("--spec", type=json_arg, nargs="+", required=True, help="TrainJob specs as JSON, one a model")
     s.add_argument("--out-dir", type=Path, required=True, help="where each model's cube goes, as <hash>.nc")
@@ -349,6 +376,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--chunk-size", type=positive_int, default=2048)
     s.add_argument("--threads", type=positive_int, default=1)
+    s.add_argument("--lsa-optimum", type=Path, default=None, help="the task's LSA class optimum (lsa-optimum's file)")
     s.set_defaults(run=cmd_evaluate)
 
     s = sub.add_parser("theory", help="an experiment's theory and weight read-outs, every setting")
@@ -357,6 +385,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--evaluations", type=Path, nargs="+", required=True, help="evaluation cubes (their settings)")
     s.add_argument("--data", type=Path, nargs="*", default=[], help="the settings' data sets")
     s.add_argument("--models", type=Path, nargs="*", default=[], help="the settings' model cubes")
+    s.add_argument("--lsa-optima", type=Path, nargs="*", default=[], help="the settings' LSA class optima")
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=cmd_theory)
 

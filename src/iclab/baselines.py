@@ -45,9 +45,12 @@ def gd_beta_optimal(task: LinearTask) -> Predictor:
     return lambda xs, ys: estimators.gd_beta(xs, ys, beta0=opt.beta0, gamma=opt.gamma)
 
 
-def lsa_optimal(task: LinearTask) -> Predictor:
-    """The LSA at the LSA class's optimal weights for the task's n = K − 1 (theory.lsa_class_optimum)."""
-    opt = theory.lsa_class_optimum(**final_query_setting(task))
+def lsa_optimal(task: LinearTask, optimum: theory.LSAOptimum | None = None) -> Predictor:
+    """The LSA at the LSA class's optimal weights for the task's n = K − 1: ``optimum`` where its own job computed
+    it (iclab.optima, the workflow's evaluations), else theory.lsa_class_optimum here."""
+    opt = theory.lsa_class_optimum(**final_query_setting(task)) if optimum is None else optimum
+    if opt.w.shape != (task.d + 1, task.d):
+        raise ValueError(f"the lsa_optimal baseline's optimum has W of shape {opt.w.shape}, the task's d = {task.d}")
     return lambda xs, ys: estimators.lsa(xs, ys, u=opt.u, w=opt.w)
 
 

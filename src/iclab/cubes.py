@@ -30,6 +30,7 @@ DATA_KIND = "eval_set"  # the prompts of a data set
 EVAL_KIND = "evaluation"  # one setting's risks and derived variables
 THEORY_KIND = "theory"  # an experiment's theory, every setting
 EXPERIMENT_KIND = "experiment"  # the experiment cube that figures and tables read
+OPTIMUM_KIND = "lsa_optimum"  # the LSA class optimum of a linear task (iclab.optima)
 PACKAGES = ("iclab", "numpy", "torch", "transformers", "xarray", "netCDF4")
 
 

@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -55,21 +56,26 @@ def bin_means(errors: np.ndarray, bins: list[tuple[int, int]]) -> np.ndarray:
 
 
 def all_predictions(
-    setting: Setting, batch: Batch, models: dict[tuple[str, int], TrainedModel], chunk_size: int
+    setting: Setting,
+    batch: Batch,
+    models: dict[tuple[str, int], TrainedModel],
+    chunk_size: int,
+    precomputed: dict[str, dict[str, Any]] | None = None,
 ) -> dict[tuple[str, int | None], np.ndarray]:
     """Every learner's predictions (B, K), once: trained models by (label, seed), baselines by (name, None).
     A trained model predicts as many positions as its position table holds and, where the setting's
-    ``analysis["predicted_points"]`` names its label, no more than that (later positions NaN)."""
+    ``analysis["predicted_points"]`` names its label, no more than that (later positions NaN). ``precomputed``:
+    baseline name → keyword arguments its own job computed (the LSA class optimum of ``lsa_optimal``)."""
     predictions: dict[tuple[str, int | None], np.ndarray] = {}
     caps = setting.analysis.get("predicted_points", {})
     for key, model in models.items():
         limits = [n for n in (getattr(model.module, "max_points", None), caps.get(key[0])) if n is not None]
         with timed(PREDICTED_LINE, learner=key[0], seed=key[1], prompts=len(batch.ys)):
             predictions[key] = predict(numpy_predictor(model.module, chunk_size), batch, min(limits, default=None))
-    options = setting.analysis.get("baseline_options", {})
+    options, precomputed = setting.analysis.get("baseline_options", {}), precomputed or {}
     for name in setting.baselines:
         with timed(BUILT_LINE, learner=name):
-            predictor = BASELINES[name](setting.eval_task, **options.get(name, {}))
+            predictor = BASELINES[name](setting.eval_task, **options.get(name, {}), **precomputed.get(name, {}))
         with timed(PREDICTED_LINE, learner=name, seed="-", prompts=len(batch.ys)):
             predictions[name, None] = predict(predictor, batch)
     return predictions
@@ -95,10 +101,12 @@ def evaluate_setting(
     data: dict[str, Batch],
     models: dict[tuple[str, int], TrainedModel],
     chunk_size: int = 2048,
+    precomputed: dict[str, dict[str, Any]] | None = None,
 ) -> xr.Dataset:
-    """The evaluation cube of one setting: risks of every learner, and the experiment's derived variables."""
+    """The evaluation cube of one setting: risks of every learner, and the experiment's derived variables
+    (``precomputed``: as all_predictions')."""
     batch = data["eval"]
-    predictions = all_predictions(setting, batch, models, chunk_size)
+    predictions = all_predictions(setting, batch, models, chunk_size, precomputed)
     learners, seeds = setting.labels + setting.baselines, setting.seeds
     errors = {  # (learner index, seed index or None for every seed) → (B, K)
         (learners.index(name), None if seed is None else seeds.index(seed)): (values - batch.ys) ** 2
@@ -184,12 +192,13 @@ def theory_dataset(
     order: dict,
     load_data: Callable[[str], Batch],
     load_model: Callable[[str], TrainedModel],
+    load_lsa_optimum: Callable[[dict[str, Any]], Any],
 ) -> xr.Dataset:
     """The experiment's theory for every setting, sweep values as coordinates (empty without a theory hook)."""
     if experiment.theory is None:
         return xr.Dataset()
     parts = [
-        with_sweep_coords(experiment.theory(TheoryInputs(setting, load_data, load_model)), setting)
+        with_sweep_coords(experiment.theory(TheoryInputs(setting, load_data, load_model, load_lsa_optimum)), setting)
         for setting in settings
     ]
     return combine(parts, order)

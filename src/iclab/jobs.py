@@ -41,6 +41,28 @@ class DataJob:
         return spec_hash(self.to_dict())
 
 
+@dataclass(frozen=True)
+class OptimumJob:
+    """The LSA class's optimum of a linear task at its final query (Zhang, Wu, Bartlett 2024, Theorem 4.1): a BFGS of
+    seconds to a minute at the papers' d, computed once per task and read by every evaluation (the ``lsa_optimal``
+    baseline) and theory (``lsa_optimum``) of that task."""
+
+    task: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lsa_class_optimum": self.task}
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> OptimumJob:
+        if set(spec) != {"lsa_class_optimum"}:
+            raise ValueError(f"an LSA class optimum spec has the one key 'lsa_class_optimum', got {sorted(spec)}")
+        return cls(task=spec["lsa_class_optimum"])
+
+    @property
+    def hash(self) -> str:
+        return spec_hash(self.to_dict())
+
+
 # Training fields added after the first models were trained are left out of specs at their default,
 # so adding them renamed no existing job.
 LATER_FIELDS = {

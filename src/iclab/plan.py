@@ -1,7 +1,8 @@
 """From a validated config to the jobs of the workflow, each named by the hash of its spec.
 
 Data sets are shared by every experiment setting with the same spec; trained models by every
-setting with the same training spec. Training jobs train model groups (``model_groups``).
+setting with the same training spec; the LSA class optimum of a linear task by every setting of that task that
+reads it. Training jobs train model groups (``model_groups``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from iclab.errors import ExperimentError
 from iclab.experiments import registry
 from iclab.experiments.base import Setting, SweepPoint, sweep_order
 from iclab.hashing import canonical_json, spec_hash
-from iclab.jobs import DataJob, TrainJob
+from iclab.jobs import DataJob, OptimumJob, TrainJob
 from iclab.prompt_only import TUNED
 
 
@@ -33,9 +34,16 @@ class Plan:
     order: dict[str, dict[str, list[Any]]] = field(default_factory=dict)  # experiment → its cube's sweep order
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model group → its models' hashes, by seed
     group_of: dict[str, str] = field(default_factory=dict)  # model hash → its group
+    optima: dict[str, OptimumJob] = field(default_factory=dict)  # the LSA class optima of the settings' tasks
+    optimum_of: dict[str, str] = field(default_factory=dict)  # setting hash → its task's optimum (where it needs one)
 
-    def add_setting(self, setting: Setting) -> None:
+    def add_setting(self, setting: Setting, reads_lsa_optimum: bool = False) -> None:
+        """Add ``setting`` and, if its baselines or its experiment's theory read it, its task's LSA class optimum."""
         self.settings.setdefault(setting.experiment, {})[setting.hash] = setting
+        if reads_lsa_optimum or "lsa_optimal" in setting.baselines:
+            optimum = OptimumJob(task=setting.task)
+            self.optima[optimum.hash] = optimum
+            self.optimum_of[setting.hash] = optimum.hash
 
 
 def data_jobs(point: SweepPoint, n_prompts: int, seed: int) -> dict[str, DataJob]:
@@ -134,7 +142,8 @@ def build_plan(config: dict[str, Any]) -> Plan:
                     models=models,
                     baselines=list(exp_cfg.get("baselines", [])),
                     analysis=with_holdout_prompts(point.analysis, exp_cfg.get("baselines", []), evaluation),
-                )
+                ),
+                experiment.reads_lsa_optimum,
             )
     plan.groups = model_groups(plan.train)
     plan.group_of = {model_hash: group for group, members in plan.groups.items() for model_hash in members}

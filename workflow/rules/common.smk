@@ -32,6 +32,7 @@ wildcard_constraints:
     data=HASH_PATTERN,
     group=HASH_PATTERN,
     setting=HASH_PATTERN,
+    optimum=HASH_PATTERN,
     experiment="|".join(CONFIG["experiments"]),
 
 
@@ -55,6 +56,11 @@ def model_path(model_hash):
 
 def eval_path(experiment, setting_hash):
     return res(f"eval/{experiment}/{setting_hash}.nc")
+
+
+def optimum_paths(settings):
+    """The files of the LSA class optima that ``settings`` read (plan.Plan.optimum_of), each once."""
+    return sorted({res(f"optima/{PLAN.optimum_of[s.hash]}.nc") for s in settings if s.hash in PLAN.optimum_of})
 
 
 def lookup(table, key, what):

@@ -154,14 +154,26 @@ class Evaluation:
         return [self.models[label, seed] for seed in self.setting.seeds]
 
 
+def no_lsa_optimum(task: dict[str, Any]) -> Any:
+    raise ExperimentError(
+        "this theory reads the LSA class optimum of its task, computed by its own job: set the experiment's "
+        "reads_lsa_optimum, and give the theory stage the job's file (--lsa-optima)"
+    )
+
+
 @dataclass
 class TheoryInputs:
-    """What the theory job hands to ``theory``: the setting, its data sets and trained models
-    (each loaded on first use)."""
+    """What the theory job hands to ``theory``: the setting, its data sets, trained models and, for an experiment
+    that ``reads_lsa_optimum``, its task's LSA class optimum (each loaded on first use)."""
 
     setting: Setting
     load_data: Callable[[str], Batch]  # data set name → its prompts
     load_model: Callable[[str], TrainedModel]  # model hash → its handle
+    load_lsa_optimum: Callable[[dict[str, Any]], Any] = no_lsa_optimum  # task spec → theory.LSAOptimum
+
+    def lsa_optimum(self) -> Any:
+        """The LSA class optimum (theory.LSAOptimum) of the setting's evaluation task, from its job (jobs.OptimumJob)."""
+        return self.load_lsa_optimum(self.setting.task)
 
     def data(self, name: str = "eval") -> Batch:
         return self.load_data(self.setting.data[name])
@@ -183,6 +195,7 @@ class Experiment:
     theory: Callable[[TheoryInputs], xr.Dataset] | None = None
     position_bins: Callable[[int], list[tuple[int, int]]] | None = None
     products: tuple[str, ...] = ("figure",)  # "figure" (figure.py) and/or "table" (table.py)
+    reads_lsa_optimum: bool = False  # theory calls TheoryInputs.lsa_optimum: the plan adds its tasks' OptimumJobs
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -62,4 +62,4 @@ def theory(inputs: TheoryInputs) -> xr.Dataset:
     )
 
 
-EXPERIMENT = Experiment(name="ltb_training", sweep=sweep, theory=theory)
+EXPERIMENT = Experiment(name="ltb_training", sweep=sweep, theory=theory, reads_lsa_optimum=True)
