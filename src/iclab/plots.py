@@ -49,6 +49,27 @@ LEARNER_LABELS = {
 }
 
 
+# One colour per learner in every figure, from seaborn's colour-blind palette (index into it; "0.x" a grey): the
+# learners that share a figure (an experiment's models and baselines) get different colours (tests/test_plots.py),
+# learners that never meet may share one.
+LEARNER_COLOUR_INDEX = {
+    "lsa": 0, "ltb": 1, "gd_beta": 2, "gpt2": 3, "gpt2_nomlp": 4, "ridge": 5, "ols": 6, "bayes": "0.35",
+    "gd_beta_optimal": 9, "lsa_optimal": 8, "lsa_limit": 8, "zero": 7, "online_gd": 9,
+    "two_stage": 0, "krr": 5, "two_layer_net": 6, "random_features_ridge": 4,
+    "attention": 0, "static": 2, "modified": 3, "teacher_attention": "0.35",
+    "feature_attention": 0, "basis_bayes": "0.35",
+}
+
+
+def learner_colours(names, by_label: bool = False) -> dict:
+    """Each learner's colour (``LEARNER_COLOUR_INDEX``), keyed by name or, ``by_label``, by its LEARNER_LABELS text;
+    a learner not listed there gets the palette's grey."""
+    palette = sns.color_palette("colorblind", 10)
+    index = {name: LEARNER_COLOUR_INDEX.get(name, 7) for name in names}
+    chosen = {name: i if isinstance(i, str) else palette[i] for name, i in index.items()}
+    return {LEARNER_LABELS.get(name, name) if by_label else name: colour for name, colour in chosen.items()}
+
+
 def theme() -> None:
     """seaborn's paper theme: white grid, colour-blind palette."""
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc={"lines.markeredgewidth": 1.2})
@@ -71,6 +92,15 @@ def seed_bands(values: xr.DataArray, sems: xr.DataArray | None = None, scale: fl
         coords={dim: values[dim].values for dim in dims},
     )
     return frame.to_dataframe().reset_index()
+
+
+def log_seed_bands(values: xr.DataArray, scale: float = 1.0) -> pd.DataFrame:
+    """``seed_bands`` for a log axis: the geometric mean of ``values / scale`` over ``seed`` and the band of its
+    log₁₀ (``iclab.intervals.band`` over the seeds' logs), back on the values' scale. Where seeds differ by decades
+    an arithmetic band runs below zero, off a log axis; this one stays a band around the geometric mean."""
+    frame = seed_bands(np.log10(values / scale))
+    frame[["mean", "low", "high"]] = 10.0 ** frame[["mean", "low", "high"]]
+    return frame
 
 
 def lines_with_bands(

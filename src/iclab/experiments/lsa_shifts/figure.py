@@ -18,12 +18,14 @@ import xarray as xr
 
 from iclab.experiments.lsa_shifts.conditions import QUERY_SHIFTS, TASK_SHIFTS
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
+from iclab.plots import (
+    LEARNER_LABELS, learner_colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
+)
 
 BASELINE_STYLES = {"ols": ("s", "--"), "ridge": ("d", ":"), "bayes": ("^", "-.")}
-
-
-TRAINED_COLORS = {"lsa": "C0", "gpt2": "C4"}
+TRAINED = ("lsa", "gpt2")
+COLOURS = learner_colours([*TRAINED, *BASELINE_STYLES])  # each learner's colour in every panel and figure
+CLIP = 30.0  # panel (c)'s top: this many times the highest LSA or theory error (least squares peaks far above at M ≈ d)
 
 
 def unshifted(cube: xr.Dataset) -> list[str]:
@@ -36,7 +38,7 @@ def shown_name(cube: xr.Dataset, condition: str) -> str:
 
 
 def trained_learners(cube: xr.Dataset) -> list[str]:
-    return [name for name in TRAINED_COLORS if name in cube.learner.values]
+    return [name for name in TRAINED if name in cube.learner.values]
 
 
 def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> None:
@@ -51,14 +53,13 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
     sem_n = cube.risk_sem.sel(condition=conds, position=n)
     for name in trained_learners(cube):
         mean, lo, hi = band(*(v.sel(learner=name).transpose("condition", "seed").values for v in (at_n, sem_n)))
-        ax_err.semilogy(cs, mean, "o-", color=TRAINED_COLORS[name], label=LEARNER_LABELS[name])
-        ax_err.fill_between(cs, lo, hi, color=TRAINED_COLORS[name], alpha=0.25, linewidth=0)
+        ax_err.semilogy(cs, mean, "o-", color=COLOURS[name], label=LEARNER_LABELS[name])
+        ax_err.fill_between(cs, lo, hi, color=COLOURS[name], alpha=0.25, linewidth=0)
     ax_err.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
     for name, (marker, style) in BASELINE_STYLES.items():
         if name in cube.learner.values:
-            ax_err.semilogy(
-                cs, at_n.sel(learner=name).isel(seed=0), marker=marker, linestyle=style, label=LEARNER_LABELS[name]
-            )
+            ax_err.semilogy(cs, at_n.sel(learner=name).isel(seed=0), marker=marker, linestyle=style,
+                            color=COLOURS[name], label=LEARNER_LABELS[name])
     ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis
     ax_err.text(
         0.98,
@@ -86,7 +87,8 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
 def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     names = unshifted(cube) + [c for c in TASK_SHIFTS if c in cube.condition.values]
     n = int(cube.train_n.max())
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = sns.color_palette("dark", len(names))  # one a condition, apart from the learners' colours
+    highest, ols_peak = 0.0, 0.0
     for color, name in zip(colors, names):
         at = cube.sel(condition=name)
         m_max = int(at.risk.dropna("position", how="all").position.max())
@@ -108,16 +110,20 @@ def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
             ax.loglog(within, mean, "x", color=color, markersize=6)
         every = np.arange(1, m_max + 1)
         ax.loglog(every, at.theory_error.sel(position=every), "-", color=color, linewidth=1.2)
+        highest = max(highest, np.nanmax(hi), float(at.theory_error.sel(position=every).max()))
         if "ols" in cube.learner.values:
-            ax.loglog(ms, at.risk.sel(learner="ols", position=ms).isel(seed=0), "--", color=color, linewidth=0.8)
+            ols = at.risk.sel(learner="ols", position=ms).isel(seed=0)
+            ax.loglog(ms, ols, "--", color=color, linewidth=0.8)
+            ols_peak = max(ols_peak, float(ols.max()))
     ax.plot([], [], "k-", label="LSA theory (Theorem 5)")
     ax.plot([], [], "k--", linewidth=0.8, label="least squares (noiseless: exact for M ≥ d)")
     if "gpt2" in cube.learner.values:
         ax.plot([], [], "kx", label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}")
-    ax.set_ylim(1e-2, None)
+    ax.set_ylim(1e-2, CLIP * highest)
+    clipped = f"axis clipped: least squares peaks at {ols_peak:.1e} near M = d" if ols_peak > CLIP * highest else None
     ax.set_xlabel("test prompt length M")
     ax.set_ylabel("error")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, title=clipped, title_fontsize=8)
 
 
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
@@ -131,7 +137,7 @@ def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     bars.loc["LSA theory"] = at.theory_error.to_pandas()
     frame = bars.rename(columns=lambda c: shown_name(cube, c)).rename_axis("learner").reset_index()
     frame = frame.melt(id_vars="learner", var_name="condition", value_name="error")
-    palette = colours(bars.index[:-1]) | {"LSA theory": "0.3"}
+    palette = learner_colours(learners, by_label=True) | {"LSA theory": "k"}
     sns.barplot(data=frame, x="condition", y="error", hue="learner", palette=palette, ax=ax)
     ax.set_xlabel("")
     ax.set_ylabel(f"error at M = N = {n}")

@@ -18,7 +18,7 @@ import seaborn as sns
 import xarray as xr
 
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, theme
+from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, theme
 
 TRAINED = ("lsa", "ltb", "gd_beta")
 STYLES = {
@@ -88,7 +88,7 @@ def theory_lines(risk_ax, excess_ax, at_n: xr.Dataset, lsa_colour) -> None:
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    palette = colours(TRAINED)
+    palette = learner_colours(TRAINED)
     grid = sns.FacetGrid(tidy(cube), row="row", col="n", row_order=ROWS, sharex=True, sharey="row", height=3.5,
                          aspect=1.43, gridspec_kws={"height_ratios": [3, 2]})
     grid.map_dataframe(trained_lines, palette=palette)

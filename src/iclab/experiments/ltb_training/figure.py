@@ -9,7 +9,7 @@ import os
 import seaborn as sns
 import xarray as xr
 
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
+from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
 
 REFERENCES = {  # theory → line style
     "gd_beta_optimum": dict(color="k", linestyle="--", label="GD-β optimum (closed form)"),
@@ -22,7 +22,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     frame = seed_bands(cube.training_risk, cube.training_risk_sem)  # (norm, trained, step) rows
     frame["label"] = [LEARNER_LABELS[name] for name in frame.trained]
-    palette = colours(frame.label.unique())
+    palette = learner_colours(frame.trained.unique(), by_label=True)
     lsa_colour = palette.get(LEARNER_LABELS["lsa"], "C0")
     grid = sns.FacetGrid(frame, col="beta_star_norm", col_wrap=min(cube.sizes["beta_star_norm"], 2), height=4.0,
                          aspect=1.375, sharey=True)

@@ -14,14 +14,17 @@ import numpy as np
 import seaborn as sns
 import xarray as xr
 
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
+from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
 
 CASE_TITLES = {
     "realisable": "realisable (k = k°)",
     "misaligned": "misaligned teacher (k° > k)",
-    "max": "nonlinear test task max_j f°_j(x)",
-    "norm_sq": "nonlinear test task ‖f°(x)‖²",
+    "max": "nonlinear test task: the largest teacher feature",
+    "norm_sq": "nonlinear test task: the teacher features' squared norm",
 }
+
+
+MINIMUM_LABEL = "n → ∞ risk at the global minimum of L(μ)"
 
 
 def bottom(cube: xr.Dataset, variable: str) -> float:
@@ -54,8 +57,7 @@ def context_panel(ax, cube: xr.Dataset, case: str, colors: dict) -> None:
             sns.lineplot(data=group, x="position", y="mean", color=colors[label], linestyle="--",
                          label=LEARNER_LABELS[label], estimator=None, errorbar=None, legend=False, ax=ax)
     if float(at.global_minimum_risk) > 0:  # off a log axis when 0 (realisable)
-        label = "n → ∞ risk at the global minimum of L(μ)"
-        ax.axhline(float(at.global_minimum_risk), color="k", linestyle=":", label=label)
+        ax.axhline(float(at.global_minimum_risk), color="k", linestyle=":", label=MINIMUM_LABEL)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(floor, 2.0)
@@ -65,7 +67,7 @@ def context_panel(ax, cube: xr.Dataset, case: str, colors: dict) -> None:
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    colors = colours(cube.learner.values) | {"zero": "0.5"}
+    colors = learner_colours(cube.learner.values)
     cases = list(cube.case.values)
     cols = max(3, len(cases) - 1)
     fig, axes = plt.subplots(2, cols, figsize=(5.0 * cols, 8.4), squeeze=False)
@@ -98,6 +100,10 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     panels[0].set_ylabel("ICL risk E(ŷ − y)²")
     axes[1, 0].set_ylabel("ICL risk E(ŷ − y)²")
     panels[0].legend(fontsize=7)
+    for ax in panels[1 : len(cases)]:  # the learners are in the first panel's legend; each panel names its minimum
+        minimum = [line for line in ax.get_lines() if line.get_label() == MINIMUM_LABEL]
+        if minimum:
+            ax.legend(handles=minimum, fontsize=7, loc="lower left")
     fig.suptitle("Mean-field transformer (Kim & Suzuki 2024): global convergence, misalignment, nonlinear tasks")
     fig.tight_layout()
     save(fig, png)

@@ -1,9 +1,10 @@
 """Figure ``probe_layers`` (Fu, Chen, Jia, Sharan 2024, per-layer probes).
 
 Squared error / d against the number of in-context examples, log scale. First, one panel per probed
-model (GPT-2, and the LSTM if configured): the linear probe of every layer (colour: depth; 95% band
-over seeds and prompts) and the model's own output; then iterative Newton after each iteration count
-of the grid, and gradient descent after each step count. Least squares (exact from d examples on:
+model (GPT-2, and the LSTM if configured): the linear probe of every layer (colour: depth; the geometric mean over
+seeds and its 95% band over the seeds' log errors: the seeds' errors differ by decades, and an arithmetic band
+would run from the top of the axis to its floor) and the model's own output (geometric mean over seeds); then
+iterative Newton after each iteration count of the grid, and gradient descent after each step count. Least squares (exact from d examples on:
 it leaves the axis) is on every panel, so a layer's curve can be read against the iterations of
 each algorithm.
 """
@@ -19,7 +20,7 @@ import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.plots import colours, lines_with_bands, save, seed_bands, theme
+from iclab.plots import colours, lines_with_bands, log_seed_bands, save, theme
 
 FLOOR = 1e-3  # lowest error/d drawn: least squares reaches 0
 
@@ -30,13 +31,20 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     d = int(cube.d)
     m = cube.position.values  # examples before each query
     probed = [str(label) for label in cube.probed.values]
-    fig, axes = plt.subplots(1, len(probed) + 2, figsize=(5.4 * (len(probed) + 2), 4.8), sharey=True)
+    columns = 2  # wrapped: four panels in a row are too small to read at the gallery's width
+    rows = -(-(len(probed) + 2) // columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(6.4 * columns, 4.6 * rows), sharey=True, squeeze=False)
+    axes = list(grid.flat)[: len(probed) + 2]
+    for ax in list(grid.flat)[len(probed) + 2 :]:
+        fig.delaxes(ax)
     letters = "abcdefgh"
     for ax, letter, label in zip(axes, letters, probed):
         depth = draw_probes(ax, cube.sel(probed=label), d)
-        own, name = cube.risk.sel(learner=label).mean("seed"), PROBED_NAMES.get(label, label)
+        own, name = 10.0 ** np.log10(cube.risk.sel(learner=label)).mean("seed"), PROBED_NAMES.get(label, label)
         ax.plot(m, own / d, "k-", linewidth=2.0, alpha=0.6, label=f"{name} output")
-        ax.set_title(f"({letter}) {name}: probe of each layer ({depth} layers; colour: depth)")
+        spread = ("one seed (no band)" if cube.seed.size == 1 else
+                  f"geometric mean over {cube.seed.size} seeds, 95% band of the log error")
+        ax.set_title(f"({letter}) {name}: probe of each layer ({depth} layers)\n{spread}")
     newton, gd = axes[-2:]
     draw_grid(newton, cube.newton_risk.transpose("newton_iterations", "position"), d, "Newton iterations: {}")
     newton.set_title(f"({letters[len(probed)]}) iterative Newton")
@@ -50,17 +58,18 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xlabel("in-context examples")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7, loc="lower left")
-    axes[0].set_ylabel("squared error / d")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("squared error / d")
     fig.suptitle(f"Per-layer probes against Newton and GD (d = {d}; dotted: d examples)")
     fig.tight_layout()
     save(fig, png)
 
 
 def draw_probes(ax: plt.Axes, model: xr.Dataset, d: int) -> int:
-    """One probed model's curve per layer (colour: depth, band over seeds and prompts); its layer count."""
+    """One probed model's curve per layer (colour: depth; geometric mean and band over seeds); its layer count."""
     layers = [int(layer) for layer in model.layer.values if np.isfinite(model.probe_risk.sel(layer=layer)).all()]
     probes = model.sel(layer=layers)
-    frame = seed_bands(probes.probe_risk, probes.probe_risk_sem, scale=d)  # (layer, position) rows
+    frame = log_seed_bands(probes.probe_risk, scale=d)  # (layer, position) rows
     palette = colours(layers, "viridis")
     lines_with_bands(frame, x="position", hue="layer", palette=palette, ax=ax, floor=FLOOR, alpha=0.15, legend=False)
     end_labels(ax, palette, "layer {}")

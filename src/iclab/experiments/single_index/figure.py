@@ -8,7 +8,8 @@ heavy tails make the raw risk of every learner move together from one position t
 the common factor removes that. Lines: the risk pooled over bins of n* (the evaluation's
 ``binned_risk``, drawn at the bin's geometric centre); learners with values at a few lengths only
 (the two-layer network) are drawn at those lengths. Bands: ``iclab.intervals`` (95%, training seeds
-and evaluation prompts; evaluation prompts alone for the test-prompt-only learners).
+and evaluation prompts; evaluation prompts alone for the test-prompt-only learners); a pretrained model of
+at most two seeds is drawn as its mean and each seed's curve instead (a t-band over two seeds spans the panel).
 """
 
 from __future__ import annotations
@@ -27,46 +28,56 @@ from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, theme
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 
 
-def relative_band(risk: np.ndarray, sem: np.ndarray, zero: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean over seeds of risk (P, S) / zero (P,) and its band (iclab.intervals: seeds and evaluation prompts)."""
-    return tuple(values / zero for values in band(risk, sem))
+PER_SEED_MAX = 2  # with this many training seeds or fewer a t-band is wider than the effect: each seed is drawn
 
 
-def binned_relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...] | None:
-    """Bin centres, relative risk and its band over the bins; None if the learner misses positions."""
+def binned_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...] | None:
+    """Bin centres (P,), risk and its standard error (P, S), the zero predictor's risk (P,) over the bins; None if
+    the learner misses positions."""
     risk = at.binned_risk.sel(learner=learner).transpose("position_bin", "seed").values  # (P, S)
     if not np.isfinite(risk).all():
         return None
     sem = at.binned_risk_sem.sel(learner=learner).transpose("position_bin", "seed").values
     zero = at.binned_risk.sel(learner="zero").isel(seed=0).values  # (P,)
-    centres = np.sqrt(at.bin_first.values * at.bin_last.values)
-    return (centres, *relative_band(risk, sem, zero))
+    return np.sqrt(at.bin_first.values * at.bin_last.values), risk, sem, zero
 
 
-def pointwise_relative_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...]:
-    """Positions ≥ the first bin's where the learner has a value, relative risk and its band."""
+def pointwise_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...]:
+    """As binned_risk, at the positions ≥ the first bin's where the learner has a value."""
     risk = at.risk.sel(learner=learner).transpose("position", "seed").values  # (K, S)
     sem = at.risk_sem.sel(learner=learner).transpose("position", "seed").values
     zero = at.risk.sel(learner="zero").isel(seed=0).values  # (K,)
     keep = np.isfinite(risk).all(axis=1) & (at.position.values >= int(at.bin_first.values[0]))
-    return (at.position.values[keep], *relative_band(risk[keep], sem[keep], zero[keep]))
+    return at.position.values[keep], risk[keep], sem[keep], zero[keep]
+
+
+def relative_curves(n: np.ndarray, risk: np.ndarray, sem: np.ndarray, zero: np.ndarray, per_seed: bool) -> pd.DataFrame:
+    """The risk relative to the zero predictor's: its mean over seeds with its band (iclab.intervals: seeds and
+    evaluation prompts), or, ``per_seed``, the mean without a band and one curve a seed (``seed`` ≥ 0)."""
+    if not per_seed:
+        mean, low, high = (values / zero for values in band(risk, sem))
+        return pd.DataFrame({"n": n, "mean": mean, "low": low, "high": high, "seed": -1})
+    curves = [pd.DataFrame({"n": n, "mean": risk.mean(axis=1) / zero, "low": np.nan, "high": np.nan, "seed": -1})]
+    curves += [pd.DataFrame({"n": n, "mean": risk[:, s] / zero, "low": np.nan, "high": np.nan, "seed": s})
+               for s in range(risk.shape[1])]
+    return pd.concat(curves, ignore_index=True)
 
 
 def tidy(cube: xr.Dataset, learners: list[str], cases: dict[str, list[str]]) -> pd.DataFrame:
-    """One row per (learner, part, case, n*): the risk relative to the zero predictor's, mean over seeds and band;
+    """One row per (learner, part, case, n*, curve): the risk relative to the zero predictor's, mean over seeds
+    (``seed`` −1) with its band or, for a trained learner of at most PER_SEED_MAX seeds, each seed's curve;
     binned over n* where the learner has every position, else pointwise."""
     frames = []
     for learner in learners:
+        per_seed = str(cube.learner_kind.sel(learner=learner).values) == "trained" and cube.seed.size <= PER_SEED_MAX
         for part, (varied, names) in cases.items():
             for case in sorted(names, key=lambda c: int(cube.sel(case=c)[varied])):
                 at = cube.sel(case=case)
-                binned = binned_relative_risk(at, learner)
-                n, mean, low, high = binned if binned is not None else pointwise_relative_risk(at, learner)
-                marker = "." if binned is not None else "o"
-                frames.append(pd.DataFrame({"n": n, "mean": mean, "low": low, "high": high, "learner": learner,
-                                            "marker": marker,
-                                            "name": LEARNER_LABELS[learner], "part": part,
-                                            "label": f"{varied} = {int(at[varied])}"}))
+                binned = binned_risk(at, learner)
+                curves = relative_curves(*(binned if binned is not None else pointwise_risk(at, learner)), per_seed)
+                frames.append(curves.assign(learner=learner, marker="." if binned is not None else "o",
+                                            name=LEARNER_LABELS[learner], part=part,
+                                            label=f"{varied} = {int(at[varied])}"))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -75,8 +86,11 @@ def risk_panel(data: pd.DataFrame, color=None, label=None) -> None:
     learner = data.learner.iloc[0]
     palette = colours(data.label.unique())
     for case, group in data.groupby("label", sort=False):
-        lines_with_bands(group, x="n", color=palette[case], label=case, alpha=0.15, linestyle=STYLES[learner],
-                         marker=group.marker.iloc[0], markersize=4)
+        mean = group[group.seed == -1]
+        lines_with_bands(mean, x="n", color=palette[case], label=case, alpha=0.15, linestyle=STYLES[learner],
+                         marker=mean.marker.iloc[0], markersize=4)
+        for _, seed in group[group.seed >= 0].groupby("seed"):
+            plt.gca().plot(seed.n, seed["mean"], color=palette[case], linewidth=0.7, alpha=0.6)
     plt.gca().axhline(1.0, color="grey", linewidth=0.8)
 
 
@@ -103,7 +117,9 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.set_axis_labels("test prompt length n*", "risk / zero's")
     for ax in grid.axes.flat:
         ax.legend(fontsize=8, loc="best")
-    title = "Single-index ICL: pretrained models' risk depends on r, not d; test-prompt-only learners' on d"
+    title = "Single-index ICL: each learner's risk against the test prompt length as d and r vary"
+    if cube.seed.size <= PER_SEED_MAX:
+        title += f"\npretrained models: mean over {cube.seed.size} training seeds, each seed a thin line (no band)"
     grid.figure.suptitle(title)
     grid.tight_layout()
     save(grid.figure, png)
