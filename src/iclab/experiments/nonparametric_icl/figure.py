@@ -54,7 +54,6 @@ def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
     ax.set_xlabel("context examples n")
     ax.set_ylabel("excess risk E(ŷ − y)² − σ²")
     ax.set_title("(a) risk on new tasks against n, per pretraining-set size T")
-    ax.legend(fontsize=6.5)
 
 
 def memorisation_panel(ax, cube: xr.Dataset) -> None:
@@ -80,7 +79,7 @@ def memorisation_panel(ax, cube: xr.Dataset) -> None:
     ax.set_xlabel("pretraining tasks T")
     ax.set_ylabel(f"risk E(ŷ − y)² over {span}")
     ax.set_title("(b) small T: memorisation; large T: generalisation")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
 
 
 def coverage_panel(ax, cube: xr.Dataset) -> None:
@@ -94,20 +93,24 @@ def coverage_panel(ax, cube: xr.Dataset) -> None:
     ax.set_ylabel("Σλⱼ‖P⊥fⱼ‖² / Σλⱼ", color="tab:green")
     twin = ax.twinx()
     mean, lo, hi = band(cube.principal_angle.transpose("pretraining_tasks", "seed").values)
-    twin.plot(t, mean, "s--", color="tab:purple")
+    twin.plot(t, mean, "s--", color="tab:purple", label="largest principal angle (right axis)")
     twin.fill_between(t, lo, hi, color="tab:purple", alpha=0.15, linewidth=0)
     twin.set_ylabel("largest principal angle to the leading fⱼ° (degrees)", color="tab:purple")
     twin.set_ylim(0, 90)
     ax.set_title("(c) how well the pretrained features span the basis")
-    ax.legend(fontsize=7, loc="upper right")
+    handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, fontsize=8, loc="upper right")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    fig, axes = plt.subplots(1, 3, figsize=(17.5, 5.2))
-    excess_panel(axes[0], cube, int(cube.fit_from.isel(pretraining_tasks=0)))
-    memorisation_panel(axes[1], cube)
-    coverage_panel(axes[2], cube)
+    fig, axes = plt.subplots(2, 2, figsize=(13.0, 10.0))
+    excess_panel(axes[0, 0], cube, int(cube.fit_from.isel(pretraining_tasks=0)))
+    legend = axes[0, 1]  # (a)'s many lines are named beside it, off its data
+    legend.legend(*axes[0, 0].get_legend_handles_labels(), loc="center left", fontsize=9, title="(a)")
+    legend.axis("off")
+    memorisation_panel(axes[1, 0], cube)
+    coverage_panel(axes[1, 1], cube)
     fig.suptitle("Nonparametric ICL (Kim, Nakamaki, Suzuki 2024): pretraining learns the basis; rates in n and T")
     fig.tight_layout()
     save(fig, png)

@@ -85,23 +85,23 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dat
     ax.set_xlabel("layer")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"best match per layer ({measure.upper()})")
+    online, ols = (float(model[f"{measure}_{name}"].values[-1]) for name in ("online_gd", "ols"))
+    ax.set_title(f"best match per layer ({measure.upper()})\nlast layer: online GD {online:.3f}, least squares {ols:.3f}")
     lines = ax.get_lines() + twin.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], fontsize=8, loc="upper left")
-    for name, style, height in (("online_gd", "online GD", 0.80), ("ols", "least squares", 0.72)):
-        last = float(model[f"{measure}_{name}"].values[-1])
-        ax.annotate(f"{style}: {last:.3f} (last layer)", xy=(0.02, height), xycoords="axes fraction", fontsize=8)
+    ax.legend(lines, [line.get_label() for line in lines], loc="upper center", bbox_to_anchor=(0.5, -0.16),
+              ncol=2, frameon=False)  # below the panel, off its data
 
 
 def heatmap(ax: plt.Axes, values: xr.DataArray, xlabel: str, title: str, low: float, colorbar: str | None = None):
     """seaborn's heatmap of layers (rows, 0 at the bottom) × the grid's counts (columns, labelled by their values),
     with a colour bar named ``colorbar`` if given."""
     frame = values.to_pandas()  # (layer, count)
-    sns.heatmap(frame, ax=ax, cmap="viridis", vmin=low, vmax=1.0, cbar=colorbar is not None,
+    sns.heatmap(frame, ax=ax, cmap="viridis", vmin=low, vmax=1.0, cbar=colorbar is not None, linewidths=0.4,
+                linecolor="white",  # cells stay apart when the gallery's PNG is reduced to 256 colours
                 cbar_kws={"label": colorbar, "fraction": 0.05, "pad": 0.02} if colorbar else None,
                 xticklabels=max(1, frame.shape[1] // 8), yticklabels=max(1, frame.shape[0] // 8))
     ax.invert_yaxis()
     ax.tick_params(axis="both", rotation=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("layer")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title)
