@@ -4,7 +4,8 @@ One column per case (Ψ, H). Rows, against gradient-flow time (SGD step × step 
 R − R* of the flow (line) and of SGD (markers: mean over seeds; band: their range; dotted: its mean over
 the second half of training, SGD's noise floor at this step size), log scale; the distance of (β₀, Γ)
 to the minimiser on the image of H; and how far the rest of (β₀, Γ) (its part on the kernel of H)
-has moved from the start: zero at every time when H is rank-deficient, nothing to move otherwise.
+has moved from the start: zero at every time when H is rank-deficient (its largest value in the panel's
+title), nothing to move otherwise (the panel says so).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ ROWS = {
     "drift": "drift of the kernel part from its start",
 }
 FLOOR = 1e-12  # lowest value drawn on the log rows
+CASE_TITLES = {"rank_deficient_psi": "rank-deficient Ψ", "rank_deficient_h": "rank-deficient H"}  # config keys in words
 SOURCES = {"flow": ("flow_time", "gradient flow (ODE)"), "sgd": ("snapshot_time", "SGD (mean)")}
 
 
@@ -56,6 +58,18 @@ def flow_and_sgd(data: pd.DataFrame, color=None, label=None) -> None:
         ax.axhline(late, color="C1", linestyle=":", linewidth=1, label="SGD noise floor")
 
 
+def drift_note(ax, point: xr.Dataset) -> None:
+    """The drift row's panel: emptied where H has full rank (no kernel part to drift), else its largest drift."""
+    if int(point.image_rank) == int(point.dimension):
+        for artist in [*ax.lines, *ax.collections]:
+            artist.remove()
+        ax.set_axis_off()  # not cleared: the column shares its symlog x axis
+        ax.text(0.5, 0.5, "H has full rank:\nno kernel part to drift", ha="center", va="center", transform=ax.transAxes)
+        return
+    largest = {source: float(np.abs(point[f"{source}_drift"]).max()) for source in SOURCES}
+    ax.set_title(f"largest drift: flow {largest['flow']:.1e}, SGD {largest['sgd']:.1e}")
+
+
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     grid = sns.FacetGrid(tidy(cube), row="quantity", col="case", row_order=list(ROWS), sharex="col", sharey=False,
@@ -68,14 +82,17 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_ylabel("")
     for (quantity, case), ax in grid.axes_dict.items():
         point = cube.sel(case=case)
-        if quantity == "drift" and int(point.image_rank) == int(point.dimension):
-            ax.annotate("H has full rank: no kernel part", xy=(0.05, 0.85), xycoords="axes fraction", fontsize=8)
-        title = f"{str(case).replace('_', ' ')} (rank H = {int(point.image_rank)})"  # a config key, spelled out
+        title = f"{CASE_TITLES.get(str(case), str(case).replace('_', ' '))} (rank H = {int(point.image_rank)})"
         ax.set_title(title if quantity == list(ROWS)[0] else "")
+        if quantity == "drift":
+            drift_note(ax, point)
     for ax, label in zip(grid.axes[:, 0], ROWS.values()):
         ax.set_ylabel(label)
-    for ax in grid.axes[-1]:
-        ax.set_xlabel("flow time t = η·step")
+    for column, ax in enumerate(grid.axes[-1]):
+        shown = ax if ax.axison else grid.axes[-2, column]  # the row above where the drift panel is empty
+        shown.set_xlabel("flow time t = η·step")
+        shown.xaxis.set_tick_params(labelbottom=True)
+        shown.xaxis.label.set_visible(True)
     grid.axes[0, 0].legend(fontsize=8)
     grid.figure.suptitle("GD-β: gradient flow on the population risk and SGD from the same start (Theorem 6.3)")
     grid.tight_layout()
