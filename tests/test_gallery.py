@@ -95,16 +95,45 @@ def test_a_figure_without_its_cube_is_refused_by_name_before_anything_is_written
     assert not (tmp_path / "out").exists()
 
 
-def test_the_claims_table_is_copied_under_a_line_naming_the_commit_and_config(tmp_path):
+COLUMNS = "experiment,kind,claim,measured,relation,expected,margin,verdict,holm_verdict,seeds"
+ROWS = [  # a hand-made claims.csv: two rows of ltb_gap (one a closed form), one of an experiment without a figure
+    "ltb_gap,claim,LTB reaches the GD-β optimum,1.4228,≈,1.4221,0.072,holds,holds,3",
+    "ltb_gap,verification,the closed form matches Monte Carlo,0.51,≈,0.5,0.02,inconclusive,—,0",
+    "lsa_rates,claim,slope in M is −1,-1.01,≈,-1,0.1,fails,fails,2",
+]
+
+
+def claims_files(tmp_path: Path) -> Path:
     table = tmp_path / "claims.md"
     table.write_text("| claim | verdict |\n|---|---|\n| LSA learns Γ⁻¹ | holds |\n")
+    table.with_suffix(".csv").write_text("\n".join([COLUMNS, *ROWS]) + "\n")
+    return table
+
+
+def test_the_figures_page_quotes_each_figures_claims_with_the_tables_verdicts(tmp_path):
+    png = two_colour_png(tmp_path / "ltb_gap.png", 60, 30)
+    manifest = make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG,
+                            ["config.yaml"], claims=claims_files(tmp_path))
+    page = (tmp_path / "out" / manifest["figures_page"]).read_text()
+    quoted = [line for line in page.splitlines() if line.startswith("- **")]
+    assert quoted == [
+        "- **holds** (Holm: holds) · LTB reaches the GD-β optimum: measured 1.423 ≈ expected 1.422 (margin 0.072; "
+        "3 seeds)",
+        "- **inconclusive** (Holm: —) · the closed form matches Monte Carlo: measured 0.51 ≈ expected 0.5 (margin "
+        "0.02; closed form or Monte Carlo only)",
+    ]
+    assert "![ltb_gap](ltb_gap.png)" in page and "lsa_rates" not in page and manifest["drawn_by"] in page
+
+
+def test_the_claims_table_is_copied_under_a_line_naming_the_commit_and_config(tmp_path):
+    table = claims_files(tmp_path)
     png = two_colour_png(tmp_path / "ltb_gap.png", 60, 30)
     manifest = make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG,
                             ["config.yaml"], claims=table)
     header, copied = (tmp_path / "out" / "claims.md").read_text().split("\n\n", 1)
     assert copied == table.read_text() and manifest["claims"] == "claims.md"
     assert manifest["drawn_by"] in header and manifest["config"]["hash"] in header and "config.yaml" in header
-    with pytest.raises(UsageError, match="--claims .*nope.md: no such file"):
+    with pytest.raises(UsageError, match="--claims .*nope.md: no .*nope.md; make it first"):
         make_gallery([png], [tmp_path / "ltb_gap.nc"], tmp_path / "again", CONFIG, ["config.yaml"],
                      claims=tmp_path / "nope.md")
     assert not (tmp_path / "again").exists()

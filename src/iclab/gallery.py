@@ -5,6 +5,8 @@ footer line naming the commit that drew it, the commit that made its cube and th
 flat colour, so the palette keeps the text sharp at a fraction of the size; maximum-coverage quantisation keeps a
 small patch of a colour beside a heatmap (measured on the default figures: at most 35 of 765 off on any pixel,
 against 165 with median cut). ``manifest.json`` beside the images lists the same per image, with its size and the total.
+With the run's claims table, ``README.md`` beside them shows each figure under its experiment's claims, each quoted
+with its verdict from the table's CSV (made here, never typed).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
 from iclab.atomic import atomic_write
@@ -26,6 +29,7 @@ MAX_WIDTH = 1400  # pixels: GitHub shows a README image at most ~900 px wide; 14
 FOOTER = 28  # pixels of the stamp line
 MANIFEST = "manifest.json"
 CLAIMS = "claims.md"
+FIGURES_PAGE = "README.md"
 
 
 def drawing_commit() -> str:
@@ -68,6 +72,32 @@ def copy_claims(table: Path, out: Path, drawn_by: str, config: dict[str, str]) -
     return out.name
 
 
+def number(value: float) -> str:
+    return f"{value:.4g}" if pd.notna(value) else "—"
+
+
+def claim_line(row: pd.Series) -> str:
+    """One claims-table row as the figures page quotes it: verdict (and Holm's), claim, measured against expected."""
+    seeds = "closed form or Monte Carlo only" if row.seeds == 0 else f"{row.seeds} seed{'s' * (row.seeds != 1)}"
+    return (f"- **{row.verdict}** (Holm: {row.holm_verdict}) · {row.claim}: measured {number(row.measured)} "
+            f"{row.relation} expected {number(row.expected)} (margin {number(row.margin)}; {seeds})")
+
+
+def figures_page(names: Sequence[str], table: pd.DataFrame, drawn_by: str, config: dict[str, str]) -> str:
+    """The gallery's page: each figure under its experiment's rows of the claims ``table``, verdicts as judged."""
+    lines = ["# The gallery: each figure and what the run's claims table says of it", "",
+             f"*Made by `snakemake --cores 2 gallery` from the run's claims table at {drawn_by}, config "
+             f"{', '.join(config['files'])} (resolved {config['hash']}): each line quotes a row of "
+             f"[claims.md]({CLAIMS}) with its verdict; see [the claims page](../claims.md) for how they are judged.*",
+             ""]
+    for name in names:
+        rows = table[table.experiment == name]
+        lines += [f"## {name}", "", f"![{name}]({name}.png)", ""]
+        lines += [claim_line(row) for _, row in rows.iterrows()] or ["- no claim of this experiment in the table"]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def make_gallery(
     figures: Sequence[Path],
     cubes: Sequence[Path],
@@ -77,14 +107,15 @@ def make_gallery(
     claims: Path | None = None,
 ) -> dict[str, Any]:
     """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance), the run's
-    claims table (``claims``, a claims.md) beside them under a line naming the same, and the manifest; return the
-    manifest."""
+    claims table (``claims``, a claims.md, its claims.csv beside it) under a line naming the same with the figures
+    page quoting its verdicts, and the manifest; return the manifest."""
     by_name = {Path(cube).stem: Path(cube) for cube in cubes}
     missing = [Path(png).stem for png in figures if Path(png).stem not in by_name]
     if missing:
         raise UsageError(f"--cubes has no cube for the figures {missing}: pass results/cubes/<name>.nc for each")
-    if claims is not None and not Path(claims).is_file():
-        raise UsageError(f"--claims {claims}: no such file; make it first: snakemake results/tables/claims.md")
+    for path in [] if claims is None else [Path(claims), Path(claims).with_suffix(".csv")]:
+        if not path.is_file():
+            raise UsageError(f"--claims {claims}: no {path}; make it first: snakemake results/tables/claims.md")
     run_config = {"files": config_files, "hash": spec_hash(config)}
     drawn_by = drawing_commit()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -100,6 +131,10 @@ def make_gallery(
                 "images": images}
     if claims is not None:
         manifest["claims"] = copy_claims(Path(claims), out_dir / CLAIMS, drawn_by, run_config)
+        table = pd.read_csv(Path(claims).with_suffix(".csv"))
+        page = figures_page([Path(png).stem for png in figures], table, drawn_by, run_config)
+        atomic_write(out_dir / FIGURES_PAGE, lambda tmp: tmp.write_text(page))
+        manifest["figures_page"] = FIGURES_PAGE
     atomic_write(out_dir / MANIFEST, lambda tmp: tmp.write_text(json.dumps(manifest, indent=2) + "\n"))
     return manifest
 

@@ -118,15 +118,17 @@ if not SMOKE:
 
     rule gallery:
         """The front page's images: every figure of this run downscaled into docs/gallery/, stamped with the commit that
-        drew it, the commit that made its cube and the config, and the run's claims table; a manifest lists them with
-        their sizes. Not part of `all`: `snakemake --cores 2 gallery` after a run of the default config."""
+        drew it, the commit that made its cube and the config, the run's claims table, and a page showing each figure
+        under its claims with their verdicts; a manifest lists them with their sizes. Not part of `all`: `snakemake --cores 2 gallery` after a run of the default config."""
         input:
             figures=[res(f"figures/{name}.png") for name in figure_names()],
             cubes=[res(f"cubes/{name}.nc") for name in figure_names()],
             claims=res("tables/claims.md"),
+            claims_csv=res("tables/claims.csv"),  # the figures page quotes its verdicts
         output:
             images=[f"docs/gallery/{name}.png" for name in figure_names()],
             claims="docs/gallery/claims.md",
+            figures_page="docs/gallery/README.md",
             manifest="docs/gallery/manifest.json",
         localrule: True
         log:
