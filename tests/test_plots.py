@@ -36,3 +36,23 @@ def test_log_seed_bands_are_the_t_interval_of_the_log_errors_around_the_geometri
     np.testing.assert_allclose(frame["mean"], [1e-2, 2.0])
     np.testing.assert_allclose(frame["low"], [10 ** (-2 - half), 2.0])
     np.testing.assert_allclose(frame["high"], [10 ** (-2 + half), 2.0])
+
+
+def test_save_refuses_a_figure_with_text_at_another_size_and_writes_nothing(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from iclab.plots import TEXT_SIZE, save, theme
+
+    theme()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend()
+    ax.set_title("a title")
+    assert {text.get_fontsize() for text in fig.findobj(plt.Text) if text.get_text()} == {TEXT_SIZE}
+    save(fig, tmp_path / "good.png")
+    assert (tmp_path / "good.png").stat().st_size > 0 and (tmp_path / "good.pdf").stat().st_size > 0
+    fig, ax = plt.subplots()
+    ax.text(0.5, 0.5, "a note", fontsize=7)
+    with pytest.raises(ValueError, match="text 'a note' at 7 pt: every figure's text is 11 pt"):
+        save(fig, tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()

@@ -70,9 +70,18 @@ def learner_colours(names, by_label: bool = False) -> dict:
     return {LEARNER_LABELS.get(name, name) if by_label else name: colour for name, colour in chosen.items()}
 
 
+# One size of text in every figure (labels, ticks, legends, panel titles, notes) and one for the figure's title: read
+# at the gallery's width (1400 px) the figures' 13–17 inches shrink about twice, and seaborn's paper sizes (8–9.6 pt)
+# with a figure's own 6.5–7 pt legends became unreadable. ``save`` refuses any other size.
+TEXT_SIZE, TITLE_SIZE = 11.0, 13.0
+TEXT_ROLES = ("font.size", "axes.labelsize", "axes.titlesize", "xtick.labelsize", "ytick.labelsize",
+              "legend.fontsize", "legend.title_fontsize")
+
+
 def theme() -> None:
-    """seaborn's paper theme: white grid, colour-blind palette."""
-    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc={"lines.markeredgewidth": 1.2})
+    """seaborn's paper theme: white grid, colour-blind palette, TEXT_SIZE for all text but the figure's title."""
+    sizes = dict.fromkeys(TEXT_ROLES, TEXT_SIZE) | {"figure.titlesize": TITLE_SIZE}
+    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", rc={"lines.markeredgewidth": 1.2, **sizes})
 
 
 def colours(levels, palette: str = "colorblind") -> dict:
@@ -136,8 +145,18 @@ def lines_with_bands(
         ax.fill_between(group[x], low, high, color=color if hue is None else palette[level], alpha=alpha, linewidth=0)
 
 
+def check_text_sizes(fig: plt.Figure) -> None:
+    """Every visible text of ``fig`` at TEXT_SIZE (its title at TITLE_SIZE), else a ValueError naming the text."""
+    for text in fig.findobj(matplotlib.text.Text):
+        size = text.get_fontsize()
+        if text.get_visible() and text.get_text().strip() and size not in (TEXT_SIZE, TITLE_SIZE):
+            raise ValueError(f"text {text.get_text()!r} at {size:g} pt: every figure's text is {TEXT_SIZE:g} pt, "
+                             f"its title {TITLE_SIZE:g} pt (iclab.plots.theme); drop the fontsize argument")
+
+
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically."""
+    """Write ``png`` and the .pdf beside it, each atomically, after check_text_sizes."""
+    check_text_sizes(fig)
     png = Path(png)
     for path in (png, png.with_suffix(".pdf")):
         atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"))

@@ -93,7 +93,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         shown.set_xlabel("flow time t = η·step")
         shown.xaxis.set_tick_params(labelbottom=True)
         shown.xaxis.label.set_visible(True)
-    grid.axes[0, 0].legend(fontsize=8)
+    grid.axes[0, 0].legend()
     grid.figure.suptitle("GD-β: gradient flow on the population risk and SGD from the same start (Theorem 6.3)")
     grid.tight_layout()
     save(grid.figure, png)

@@ -20,7 +20,7 @@ from iclab.plots import colours, lines_with_bands, log_positions, loglog_slope, 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 5.0))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14.0, 6.0))
     ns = cube.n.values
     m_max = int(cube.position.max())
     ms = log_positions(m_max)
@@ -37,15 +37,9 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     small_m = ms[ms <= max(2, m_max // 50)]
     excess = cube.risk.sel(learner="lsa", position=small_m).mean("seed") - cube.trained_theory_floor.mean("seed")
     theory_excess = cube.theory_error.sel(position=small_m) - cube.theory_floor
-    left.text(
-        0.02,
-        0.02,
-        f"slope of error − floor over M ≤ {small_m[-1]}: measured "
-        f"{loglog_slope(small_m, excess.sel(n=ns[-1]).values):.2f}, theory "
-        f"{loglog_slope(small_m, theory_excess.sel(n=ns[-1]).values):.2f} (N = {ns[-1]})",
-        transform=left.transAxes,
-        fontsize=8,
-    )
+    left.set_title(f"slope of error − floor over M ≤ {small_m[-1]} (N = {ns[-1]}): measured "
+                   f"{loglog_slope(small_m, excess.sel(n=ns[-1]).values):.2f}, theory "
+                   f"{loglog_slope(small_m, theory_excess.sel(n=ns[-1]).values):.2f}")
     left.plot([], [], "k-", label="theory, A = Γ⁻¹ of its N (Theorem 5)")
     left.plot([], [], "k--", label="theory, trained weights")
     reference = cube.theory_error.sel(n=ns[-1], position=10).item() * 10 / ms.astype(float)
@@ -54,7 +48,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     left.set_yscale("log")
     left.set_xlabel("test prompt length M")
     left.set_ylabel("test error E(ŷ − y)²")
-    left.legend(fontsize=8, ncol=2)
+    left.legend(ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)  # below, off the data
     floor = cube.theory_floor.values
     right.loglog(ns, floor, "k-o", label="M → ∞ floor, A = Γ⁻¹ of N")
     trained_floor = cube.trained_theory_floor.transpose("n", "seed").values
@@ -65,17 +59,11 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     measured_max = cube.risk.sel(learner="lsa", position=m_max).transpose("n", "seed").values
     right.loglog(ns, measured_max.mean(axis=1), "^", color="C2", label=f"measured error at M = {m_max}")
     right.loglog(ns, floor[0] * (ns[0] / ns.astype(float)) ** 2, ":", color="grey", label="∝ 1/N²")
-    right.text(
-        0.02,
-        0.02,
-        f"slope over the last two N: theory {loglog_slope(ns[-2:], floor[-2:]):.2f}, "
-        f"trained {loglog_slope(ns[-2:], mean[-2:]):.2f} (→ −2 as N → ∞)",
-        transform=right.transAxes,
-        fontsize=8,
-    )
+    right.set_title(f"slope over the last two N: theory {loglog_slope(ns[-2:], floor[-2:]):.2f}, "
+                    f"trained {loglog_slope(ns[-2:], mean[-2:]):.2f} (→ −2 as N → ∞)")
     right.set_xlabel("training prompt length N")
     right.set_ylabel("error")
-    right.legend(fontsize=8)
+    right.legend()
     fig.suptitle("Trained LSA: error ≈ (M-term)/M + (N-term)/N²")
     fig.tight_layout()
     save(fig, png)

@@ -67,11 +67,10 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
         "baselines: error < 1e-12 (noiseless, exact for M ≥ d)",
         transform=ax_err.transAxes,
         ha="right",
-        fontsize=8,
     )
     ax_err.set_xlabel("covariate scale c (test x → c·x)")
     ax_err.set_ylabel(f"error at M = N = {n}")
-    ax_err.legend(fontsize=8)
+    ax_err.legend()
     gains = seed_bands(cube.lsa_gain.sel(condition=conds))
     gains["c"] = cs
     lines_with_bands(gains, x="c", ax=ax_gain, marker="o", linestyle="none", label="trained LSA: E[ŷy]/E[y²]",
@@ -81,7 +80,7 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
     ax_gain.text(0.02, 0.9, f"fitted exponent {loglog_slope(cs, mean):.3f} (theory 2)", transform=ax_gain.transAxes)
     ax_gain.set_xlabel("covariate scale c")
     ax_gain.set_ylabel("prediction gain")
-    ax_gain.legend(fontsize=8, loc="lower right")
+    ax_gain.legend(loc="lower right")
 
 
 def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
@@ -123,7 +122,7 @@ def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     clipped = f"axis clipped: least squares peaks at {ols_peak:.1e} near M = d" if ols_peak > CLIP * highest else None
     ax.set_xlabel("test prompt length M")
     ax.set_ylabel("error")
-    ax.legend(fontsize=8, title=clipped, title_fontsize=8)
+    ax.legend(title=clipped, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)  # off the data
 
 
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
@@ -139,15 +138,14 @@ def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
     frame = frame.melt(id_vars="learner", var_name="condition", value_name="error")
     palette = learner_colours(learners, by_label=True) | {"LSA theory": "k"}
     sns.barplot(data=frame, x="condition", y="error", hue="learner", palette=palette, ax=ax)
-    ax.set_xlabel("")
+    ax.set_xlabel("missing bars: error < 1e-12 (noiseless, exact for M ≥ d)")
     ax.set_ylabel(f"error at M = N = {n}")
-    ax.text(0.02, 0.6, "missing bars: error < 1e-12\n(noiseless, exact for M ≥ d)", transform=ax.transAxes, fontsize=8)
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)  # off the bars
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    fig, axes = plt.subplots(2, 2, figsize=(12.0, 9.0))
+    fig, axes = plt.subplots(2, 2, figsize=(14.0, 12.0))
     covariate_panels(cube, axes[0, 0], axes[0, 1])
     task_shift_panel(cube, axes[1, 0])
     query_shift_panel(cube, axes[1, 1])

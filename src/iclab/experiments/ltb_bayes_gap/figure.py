@@ -52,7 +52,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     excess.set_xlabel("context examples n")
     excess.set_ylabel("risk − σ²")
     excess.set_title("(a) excess risk over the noise")
-    excess.legend(fontsize=8)
+    excess.legend()
     ratio.axhline(1.0, color="grey", linewidth=1)
     ratio.set_xscale("log")
     ratio.set_xlabel("context examples n")

@@ -89,7 +89,7 @@ def theory_lines(risk_ax, excess_ax, at_n: xr.Dataset, lsa_colour) -> None:
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     palette = learner_colours(TRAINED)
-    grid = sns.FacetGrid(tidy(cube), row="row", col="n", row_order=ROWS, sharex=True, sharey="row", height=3.5,
+    grid = sns.FacetGrid(tidy(cube), row="row", col="n", row_order=ROWS, sharex=True, sharey="row", height=4.0,
                          aspect=1.43, gridspec_kws={"height_ratios": [3, 2]})
     grid.map_dataframe(trained_lines, palette=palette)
     for col, n in enumerate(cube.n.values):
@@ -99,9 +99,11 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         risk_ax.set_ylabel("ICL risk  E(f − y)²")
         excess_ax.set_title("")
         excess_ax.set_xlabel("‖β*‖ (task mean)")
-    grid.axes[0, 0].legend(fontsize=8, loc="upper left")
-    grid.axes[1, 0].legend(fontsize=8, loc="upper left")
+    keys = {}  # both rows' lines once, in one legend under the panels, off the data
+    for ax in grid.axes[:, 0]:
+        keys |= dict(zip(*reversed(ax.get_legend_handles_labels())))
+    grid.figure.legend(list(keys.values()), list(keys), loc="lower center", ncol=2, frameon=False)
     title = "Shared signal: even the best LSA falls behind GD-β as ‖β*‖ grows; LTB matches the optimal GD-β"
     grid.figure.suptitle(title)
-    grid.tight_layout()
+    grid.tight_layout(rect=(0, 0.17, 1, 1))
     save(grid.figure, png)

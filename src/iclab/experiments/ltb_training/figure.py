@@ -37,7 +37,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xscale("symlog", linthresh=max(steps[1], 1) if len(steps) > 1 else 1)  # the early steps, and step 0
     grid.set_titles("‖β*‖ = {col_name:g}")
     grid.set_axis_labels("training step", "ICL risk at the final query  E(f − y)²")
-    grid.axes.flat[0].legend(fontsize=8, loc="upper right")
+    grid.axes.flat[0].legend(loc="upper right")
     grid.figure.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
     grid.tight_layout()
     save(grid.figure, png)

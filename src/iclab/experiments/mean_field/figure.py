@@ -70,7 +70,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     colors = learner_colours(cube.learner.values)
     cases = list(cube.case.values)
     cols = max(3, len(cases) - 1)
-    fig, axes = plt.subplots(2, cols, figsize=(5.0 * cols, 8.4), squeeze=False)
+    fig, axes = plt.subplots(2, cols, figsize=(6.0 * cols, 10.0), squeeze=False)
     training_panel(axes[0, 0], cube, "training_risk", "realisable", colors)
     if "teacher_attention" in cube.learner.values:
         optimum = cube.risk.sel(case="realisable", learner="teacher_attention").isel(position=-1).mean()
@@ -78,7 +78,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         axes[0, 0].axhline(float(optimum), **style)
     axes[0, 0].set_title("realisable: ICL risk at the final query")
     axes[0, 0].set_ylabel("E(ŷ − y)²  (zero predictor ≈ 1)")
-    axes[0, 0].legend(fontsize=7)
     for case, linestyle in (("realisable", "-"), ("misaligned", "--")):
         if case in cases:
             training_panel(axes[0, 1], cube, "population_risk", case, colors, linestyle=linestyle)
@@ -90,7 +89,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         "two-timescale objective L(μ) = minimum over Γ of L(μ, Γ)\n"
         "realisable (solid, minimum 0), misaligned (dashed)"
     )
-    axes[0, 1].legend(fontsize=7)
     axes[0, 1].set_ylabel("population risk (n → ∞)")
     panels = [axes[0, 2]] + list(axes[1])
     for ax, case in zip(panels, cases):
@@ -99,11 +97,10 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         fig.delaxes(ax)
     panels[0].set_ylabel("ICL risk E(ŷ − y)²")
     axes[1, 0].set_ylabel("ICL risk E(ŷ − y)²")
-    panels[0].legend(fontsize=7)
-    for ax in panels[1 : len(cases)]:  # the learners are in the first panel's legend; each panel names its minimum
-        minimum = [line for line in ax.get_lines() if line.get_label() == MINIMUM_LABEL]
-        if minimum:
-            ax.legend(handles=minimum, fontsize=7, loc="lower left")
+    keys = {}  # every learner and reference line once, in one legend under the panels
+    for ax in axes.flat:
+        keys |= {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    fig.legend(list(keys.values()), list(keys), loc="lower center", ncol=2, frameon=False)
     fig.suptitle("Mean-field transformer (Kim & Suzuki 2024): global convergence, misalignment, nonlinear tasks")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     save(fig, png)

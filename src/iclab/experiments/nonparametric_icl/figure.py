@@ -79,7 +79,7 @@ def memorisation_panel(ax, cube: xr.Dataset) -> None:
     ax.set_xlabel("pretraining tasks T")
     ax.set_ylabel(f"risk E(ŷ − y)² over {span}")
     ax.set_title("(b) small T: memorisation; large T: generalisation")
-    ax.legend(fontsize=8)
+    ax.legend()
 
 
 def coverage_panel(ax, cube: xr.Dataset) -> None:
@@ -99,7 +99,7 @@ def coverage_panel(ax, cube: xr.Dataset) -> None:
     twin.set_ylim(0, 90)
     ax.set_title("(c) how well the pretrained features span the basis")
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, fontsize=8, loc="upper right")
+    ax.legend(handles=handles, loc="upper right")
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
@@ -107,7 +107,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(13.0, 10.0))
     excess_panel(axes[0, 0], cube, int(cube.fit_from.isel(pretraining_tasks=0)))
     legend = axes[0, 1]  # (a)'s many lines are named beside it, off its data
-    legend.legend(*axes[0, 0].get_legend_handles_labels(), loc="center left", fontsize=9, title="(a)")
+    legend.legend(*axes[0, 0].get_legend_handles_labels(), loc="center left", title="(a)")
     legend.axis("off")
     memorisation_panel(axes[1, 0], cube)
     coverage_panel(axes[1, 1], cube)

@@ -42,7 +42,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     curves.set_xlabel("in-context examples")
     curves.set_ylabel("squared error / d")
     curves.set_title("(a) 1-head GPT-2s: error against examples")
-    curves.legend(fontsize=8)
+    curves.legend()
     means, lows, highs = (values / d for values in tail)
     summary.errorbar(sizes, means, yerr=[means - lows, highs - means], fmt="o-", capsize=3, label="GPT-2 (1 head)")
     ols_tail = ols[past_d].mean() / d
@@ -54,7 +54,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     summary.set_xlabel("hidden size")
     summary.set_ylabel(f"mean squared error / d past {d} examples")
     summary.set_title(f"(b) hidden size against d = {d} (ratio to d: {', '.join(f'{s / d:g}' for s in sizes)})")
-    summary.legend(fontsize=8)
+    summary.legend()
     fig.suptitle(f"Hidden size must grow with d (d = {d}; dotted: d examples)")
     fig.tight_layout()
     save(fig, png)

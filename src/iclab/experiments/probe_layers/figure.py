@@ -57,7 +57,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_ylim(FLOOR, 2.0)
         ax.set_xlabel("in-context examples")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(loc="lower left")
     for ax in grid[:, 0]:
         ax.set_ylabel("squared error / d")
     fig.suptitle(f"Per-layer probes against Newton and GD (d = {d}; dotted: d examples)")

@@ -38,7 +38,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     n = cube.n.values[0]
     at = cube.sel(n=n)
-    fig, (ax_w, ax_gap, ax_err) = plt.subplots(1, 3, figsize=(16.0, 4.8))
+    fig, (ax_w, ax_gap, ax_err) = plt.subplots(1, 3, figsize=(18.0, 6.0))
     limit = at.product_limit.values
     sns.stripplot(data=weight_summary(at.product_learned.values), x="coordinate", y="value", hue="entry",
                   dodge=True, jitter=False, alpha=0.7, ax=ax_w)
@@ -46,15 +46,15 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ax_w.set_xlabel("coordinate i")
     ax_w.set_ylabel("entry")
     ax_w.set_ylim(bottom=0)
-    ax_w.legend(fontsize=8)
+    ax_w.legend()
     m_max = int(at.position.max())
     ms = log_positions(m_max)
     every = np.arange(1, m_max + 1)
     lines_with_bands(seed_bands(at.prediction_gap.sel(position=ms)), x="position", ax=ax_gap, **MEASURED)
     ax_gap.loglog(every, at.theory_gap.sel(position=every), "k-", label="limit model (theory, ∝ 1/M)")
     ax_gap.set_xlabel("test prompt length M (new covariance per prompt)")
-    ax_gap.set_ylabel("E(ŷ − x_qᵀKΛ_new w)² / E(x_qᵀKΛ_new w)²")
-    ax_gap.legend(fontsize=8)
+    ax_gap.set_ylabel("relative gap E(ŷ − xᵀKΛ′w)² / E(xᵀKΛ′w)²")
+    ax_gap.legend()
     lsa = at.sel(learner="lsa", position=ms)
     lines_with_bands(seed_bands(lsa.risk, lsa.risk_sem), x="position", ax=ax_err, **MEASURED)
     ax_err.loglog(every, at.theory_error.sel(position=every), "k-", label="limit model (theory)")
@@ -69,9 +69,9 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax_err.set_ylim(bottom=1e-2)  # noiseless: least squares is exact for M ≥ d (error ~1e-28), below the axis
     ax_err.set_xlabel("test prompt length M")
     ax_err.set_ylabel("error E(ŷ − y)²")
-    ax_err.legend(fontsize=8)
+    ax_err.legend()
     for ax, title in zip(
-        (ax_w, ax_gap, ax_err), ("(a) learned weights", "(b) predictions → x_qᵀKΛ_new w", "(c) the cost")
+        (ax_w, ax_gap, ax_err), ("(a) learned weights", "(b) predictions → xᵀKΛ′w (Λ′: the prompt's covariance)", "(c) the cost")
     ):
         ax.set_title(title)
     fig.suptitle(f"LSA trained on random covariances (N = {n}): a fixed K, not the prompt's Λ⁻¹")

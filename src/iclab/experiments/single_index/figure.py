@@ -113,10 +113,10 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.set(xscale="log", ylim=(0.0, 1.6))
     for ax in grid.axes.flat:
         ax.set_xscale("log", base=2)
-    grid.set_titles("{row_name}: {col_name}", size=10)
+    grid.set_titles("{row_name}: {col_name}")
     grid.set_axis_labels("test prompt length n*", "risk / zero's")
     for ax in grid.axes.flat:
-        ax.legend(fontsize=8, loc="best")
+        ax.legend(loc="best")
     title = "Single-index ICL: each learner's risk against the test prompt length as d and r vary"
     if cube.seed.size <= PER_SEED_MAX:
         title += f"\npretrained models: mean over {cube.seed.size} training seeds, each seed a thin line (no band)"

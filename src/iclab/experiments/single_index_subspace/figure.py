@@ -41,7 +41,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xlabel("stage-1 pretraining prompts T₁")
         ax.set_ylim(0, 1.02)
         ax.set_title(title)
-        ax.legend(fontsize=8)
+        ax.legend()
     fig.suptitle(f"Stage 1: one gradient step moves the MLP rows into the r = {r} subspace; larger d needs more T₁")
     fig.tight_layout()
     save(fig, png)

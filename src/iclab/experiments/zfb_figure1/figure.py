@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 import xarray as xr
@@ -68,10 +69,11 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.refline(x=n, color="k", linestyle=":", linewidth=0.8)
     grid.set_titles("trained on {row_name} covariance, tested on {col_name}")
     grid.set_axis_labels("in-context examples M", "squared error / d")
+    keys = {}  # every test condition's line and the reference styles, once, in one legend under the panels
     for ax in grid.axes.flat:
-        for style in REFERENCES.values():
-            ax.plot([], [], color="k", **style)
-        ax.legend(fontsize=7)
+        keys |= {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    keys |= {style["label"]: plt.Line2D([], [], color="k", **style) for style in REFERENCES.values()}
+    grid.figure.legend(list(keys.values()), list(keys), loc="lower center", ncol=4, frameon=False)
     grid.figure.suptitle(f"GPT-2 under covariate shift (training length N = {n}, dotted line); 90% bootstrap bands")
-    grid.tight_layout()
+    grid.tight_layout(rect=(0, 0.07, 1, 1))
     save(grid.figure, png)
