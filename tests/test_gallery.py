@@ -119,7 +119,8 @@ def test_the_figures_page_quotes_each_figures_claims_with_the_tables_verdicts(tm
     assert quoted == [
         "- **holds** (Holm: holds) · LTB reaches the GD-β optimum: measured 1.423 ≈ expected 1.422 (margin 0.072; "
         "3 seeds)",
-        "- **inconclusive** (Holm: —) · the closed form matches Monte Carlo: measured 0.51 ≈ expected 0.5 (margin "
+        "- **inconclusive** (a verification of the theory's computation) · the closed form matches Monte Carlo: "
+        "measured 0.51 ≈ expected 0.5 (margin "
         "0.02; closed form or Monte Carlo only)",
     ]
     assert "![ltb_gap](ltb_gap.png)" in page and "lsa_rates" not in page and manifest["drawn_by"] in page

@@ -79,7 +79,8 @@ def number(value: float) -> str:
 def claim_line(row: pd.Series) -> str:
     """One claims-table row as the figures page quotes it: verdict (and Holm's), claim, measured against expected."""
     seeds = "closed form or Monte Carlo only" if row.seeds == 0 else f"{row.seeds} seed{'s' * (row.seeds != 1)}"
-    return (f"- **{row.verdict}** (Holm: {row.holm_verdict}) · {row.claim}: measured {number(row.measured)} "
+    judged = "a verification of the theory's computation" if row.kind == "verification" else f"Holm: {row.holm_verdict}"
+    return (f"- **{row.verdict}** ({judged}) · {row.claim}: measured {number(row.measured)} "
             f"{row.relation} expected {number(row.expected)} (margin {number(row.margin)}; {seeds})")
 
 
