@@ -57,3 +57,18 @@ def test_the_glossary_defines_every_term_the_readme_sets_in_code_font():
     missing = sorted(term for term in terms if f"`{term}`" not in glossary)
     assert not missing, f"docs/glossary.md does not define {missing}"
     assert "[glossary](docs/glossary.md)" in (REPO / "README.md").read_text().lower()
+
+
+def test_the_gallery_page_quotes_each_claim_with_the_verdict_of_the_gallerys_claims_table():
+    """docs/gallery/README.md (made by the gallery target) against docs/gallery/claims.md (the run's table)."""
+    rows = {}
+    for line in (REPO / "docs" / "gallery" / "claims.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 5 and not set(cells[0]) <= {":", "-"}:
+            rows[cells[0]] = cells[3]  # "claim (source)" → verdict
+    quoted = re.findall(r"^- \*\*(\w+)\*\* \([^)]*\) · (.+?): measured ", (REPO / "docs" / "gallery" / "README.md")
+                        .read_text(), flags=re.MULTILINE)
+    assert len(quoted) > 50
+    for verdict, claim in quoted:
+        matches = [row_verdict for text, row_verdict in rows.items() if text.startswith(claim + " (")]
+        assert matches and all(v.split()[0] == verdict for v in matches), (claim, verdict, matches)
