@@ -46,7 +46,7 @@ def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
     anchor = positions >= fit_from
     scale = bayes[anchor][0] / positions[anchor][0] ** exponent
     ax.plot(positions[anchor], scale * positions[anchor] ** exponent, color="tab:orange", lw=2, alpha=0.6,
-            label=f"rate n^({exponent:.2f}) = n^(−2s/(2s+1))")
+            label=f"rate: n to the power −2s/(2s+1) = {exponent:.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     signal = float(first.bayes_risk.isel(position=0)) - noise  # E F² = the zero predictor's excess risk
