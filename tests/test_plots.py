@@ -38,7 +38,7 @@ def test_log_seed_bands_are_the_t_interval_of_the_log_errors_around_the_geometri
     np.testing.assert_allclose(frame["high"], [10 ** (-2 + half), 2.0])
 
 
-def test_save_refuses_a_figure_with_text_at_another_size_and_writes_nothing(tmp_path):
+def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_writes_nothing(tmp_path):
     import matplotlib.pyplot as plt
 
     from iclab.plots import TEXT_SIZE, save, theme
@@ -54,5 +54,9 @@ def test_save_refuses_a_figure_with_text_at_another_size_and_writes_nothing(tmp_
     fig, ax = plt.subplots()
     ax.text(0.5, 0.5, "a note", fontsize=7)
     with pytest.raises(ValueError, match="text 'a note' at 7 pt: every figure's text is 11 pt"):
+        save(fig, tmp_path / "bad.png")
+    fig, ax = plt.subplots()
+    ax.set_title("rank_deficient_psi")
+    with pytest.raises(ValueError, match="text 'rank_deficient_psi': a config key or raw TeX on a figure"):
         save(fig, tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()

@@ -145,18 +145,23 @@ def lines_with_bands(
         ax.fill_between(group[x], low, high, color=color if hue is None else palette[level], alpha=alpha, linewidth=0)
 
 
-def check_text_sizes(fig: plt.Figure) -> None:
-    """Every visible text of ``fig`` at TEXT_SIZE (its title at TITLE_SIZE), else a ValueError naming the text."""
+def check_text(fig: plt.Figure) -> None:
+    """Every visible text of ``fig`` at TEXT_SIZE (its title at TITLE_SIZE) and in words: no config key or raw TeX
+    (``_``, ``^``; matplotlib's own ``$…$`` tick labels aside), else a ValueError naming the text."""
     for text in fig.findobj(matplotlib.text.Text):
-        size = text.get_fontsize()
-        if text.get_visible() and text.get_text().strip() and size not in (TEXT_SIZE, TITLE_SIZE):
-            raise ValueError(f"text {text.get_text()!r} at {size:g} pt: every figure's text is {TEXT_SIZE:g} pt, "
+        words, size = text.get_text(), text.get_fontsize()
+        if not text.get_visible() or not words.strip():
+            continue
+        if size not in (TEXT_SIZE, TITLE_SIZE):
+            raise ValueError(f"text {words!r} at {size:g} pt: every figure's text is {TEXT_SIZE:g} pt, "
                              f"its title {TITLE_SIZE:g} pt (iclab.plots.theme); drop the fontsize argument")
+        if not words.startswith("$") and ("_" in words or "^" in words):
+            raise ValueError(f"text {words!r}: a config key or raw TeX on a figure; write it in words")
 
 
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically, after check_text_sizes."""
-    check_text_sizes(fig)
+    """Write ``png`` and the .pdf beside it, each atomically, after check_text."""
+    check_text(fig)
     png = Path(png)
     for path in (png, png.with_suffix(".pdf")):
         atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"))
