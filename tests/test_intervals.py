@@ -81,16 +81,21 @@ def test_ltb_table1_layout(tmp_path):
 
 
 def test_single_index_band_is_the_band_relative_to_the_zero_predictor():
-    from iclab.experiments.single_index.figure import relative_band
+    from iclab.experiments.single_index.figure import relative_curves
 
     risk = np.array([[1.0, 1.2, 1.1], [0.5, 0.7, 0.6]])  # (positions, seeds)
     sem = np.array([[0.03, 0.04, 0.05], [0.01, 0.02, 0.03]])
     zero = np.array([2.0, 4.0])
-    mean, low, high = relative_band(risk, sem, zero)
+    frame = relative_curves(np.array([4, 8]), risk, sem, zero, per_seed=False)
+    mean, low, high = (frame[column].to_numpy() for column in ("mean", "low", "high"))
     half = 4.302653 * np.sqrt(np.var(risk, axis=1, ddof=1) / 3 + np.mean(sem, axis=1) ** 2)  # t, 2 d.o.f.
     np.testing.assert_allclose(mean, [1.1 / 2, 0.6 / 4])
     np.testing.assert_allclose(high - mean, half / zero, rtol=1e-6)
     np.testing.assert_allclose(mean - low, half / zero, rtol=1e-6)
+    # two seeds or fewer: the mean without a band, and each seed's curve
+    frame = relative_curves(np.array([4, 8]), risk[:, :2], sem[:, :2], zero, per_seed=True)
+    assert list(frame.seed) == [-1, -1, 0, 0, 1, 1] and frame[["low", "high"]].isna().all().all()
+    np.testing.assert_allclose(frame["mean"], [1.1 / 2, 0.6 / 4, 1.0 / 2, 0.5 / 4, 1.2 / 2, 0.7 / 4])
 
 
 def test_a_learner_that_does_not_depend_on_the_seed_covers_at_its_level_with_the_normal_quantile():
