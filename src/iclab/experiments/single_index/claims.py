@@ -7,6 +7,7 @@ from iclab.claims import difference as minus
 
 SOURCE = "Oko, Song, Suzuki, Wu 2024, §5; Suzuki 2024"
 BASIS = "risk over the zero predictor's per seed (t, paired) and evaluation prompts (normal)"
+PRETRAINED = {"two_stage": "two-stage transformer", "gpt2": "GPT-2"}  # the pretrained learners, in words
 
 
 def relative(cube, case: str, learner: str):
@@ -43,21 +44,22 @@ def claims(cube):
     if not has(cube, learner="zero"):  # the risks are relative to the zero predictor's
         return []
     bins = f"n* ∈ [{int(cube.bin_first[-1])}, {int(cube.bin_last[-1])}]"
-    pretrained = [m for m in ("two_stage", "gpt2") if has(cube, learner=m)]
+    pretrained = [m for m in PRETRAINED if has(cube, learner=m)]
     rows = []
     over_d, over_r = varied(cube, "r", "d"), varied(cube, "d", "r")
     if over_d:
         low, high = over_d
         for learner in pretrained:
-            rows.append(Claim(f"{learner}: the pretrained model's risk does not depend on d ({high} against {low}, "
-                              f"{bins})", SOURCE, minus(relative(cube, high, learner), relative(cube, low, learner)),
+            name = PRETRAINED[learner]
+            rows.append(Claim(f"the pretrained {name}'s risk does not depend on d ({high} against {low}, {bins})",
+                              SOURCE, minus(relative(cube, high, learner), relative(cube, low, learner)),
                               "≈", exact(0.0), BASIS, NULL_FRACTION, NULL_SOURCE))
         if has(cube, learner="krr"):
             rows.append(Claim(f"kernel ridge on the test prompt degrades as d grows ({high} against {low}, {bins})",
                               SOURCE, relative(cube, high, "krr"), ">", relative(cube, low, "krr"), BASIS))
             rows += [
-                Claim(f"the pretrained {learner} beats kernel ridge at the largest d ({high}, {bins})", SOURCE,
-                      relative(cube, high, learner), "<", relative(cube, high, "krr"), BASIS)
+                Claim(f"the pretrained {PRETRAINED[learner]} beats kernel ridge at the largest d ({high}, {bins})",
+                      SOURCE, relative(cube, high, learner), "<", relative(cube, high, "krr"), BASIS)
                 for learner in pretrained
             ]
         if has(cube, learner="two_layer_net"):
@@ -66,13 +68,13 @@ def claims(cube):
                               f"{n_star})", SOURCE, at_query(cube, high, "two_layer_net"), ">",
                               at_query(cube, low, "two_layer_net"), BASIS))
             rows += [
-                Claim(f"the pretrained {learner} beats the two-layer net on the test prompt at the largest d ({high}, "
-                      f"{n_star})", SOURCE, at_query(cube, high, learner), "<", at_query(cube, high, "two_layer_net"),
-                      BASIS)
+                Claim(f"the pretrained {PRETRAINED[learner]} beats the two-layer net on the test prompt at the largest "
+                      f"d ({high}, {n_star})", SOURCE, at_query(cube, high, learner), "<",
+                      at_query(cube, high, "two_layer_net"), BASIS)
                 for learner in pretrained
             ]
     if over_r and has(cube, learner="two_stage"):
         low, high = over_r
-        rows.append(Claim(f"two_stage: the risk grows with r ({high} against {low}, {bins})", SOURCE,
+        rows.append(Claim(f"the two-stage transformer's risk grows with r ({high} against {low}, {bins})", SOURCE,
                           relative(cube, high, "two_stage"), ">", relative(cube, low, "two_stage"), BASIS))
     return rows
