@@ -31,8 +31,9 @@ def claims(cube):
     if "prediction_gap" in at:
         limit_gap = exact(float(at.theory_gap.sel(position=m)))
         rows.append(Claim(
-            f"on new random covariances the trained LSA's predictions approach x_qᵀKΛ_new w as the limit model's do "
-            f"(relative distance at M = {m}, panel b)", SOURCE, prediction_gap(at, m), "≈", limit_gap,
+            f"on new random covariances the trained LSA's predictions approach xᵀKΛ′w (Λ′: the prompt's "
+            f"covariance) as the limit model's do (relative distance at M = {m}, panel b)", SOURCE,
+            prediction_gap(at, m), "≈", limit_gap,
             f"relative distance per seed (t){GAP_PROMPTS[prompt_error(at)]}; the limit model's, exact",
             WITHIN * limit_gap.value, f"the {WITHIN:.0%} of Theorem 8's claim on u₋₁U₁₁"))
         early = min(n, m)
