@@ -1,6 +1,6 @@
 """The LSA class optimum of a linear task (jobs.OptimumJob) as a file: the ``lsa-optimum`` stage computes it once,
 and the evaluation (the ``lsa_optimal`` baseline) and theory (``lsa_optimum``) stages of every setting of that task
-read it. At the papers' d = 20 one optimum is a BFGS of 6–71 s (measured in the paper tier's smoke run)."""
+read it. At the papers' d = 20 one optimum is a BFGS of 25–80 s (measured in the paper tier's smoke run of 750b8bc)."""
 
 from __future__ import annotations
 
