@@ -12,7 +12,8 @@ from iclab.plots import LEARNER_LABELS, learner_colours
 @pytest.mark.parametrize("config", ["config.yaml", "config/paper.yaml", "tests/data/tiny.yaml"])
 def test_the_learners_of_each_experiment_have_different_colours(config):
     for name, settings in build_plan(load(REPO / config)).settings.items():
-        learners = sorted({learner for s in settings.values() for learner in s.labels + s.baselines} & set(LEARNER_LABELS))
+        named = {learner for s in settings.values() for learner in s.labels + s.baselines}
+        learners = sorted(named & set(LEARNER_LABELS))
         colours = learner_colours(learners)
         assert len({tuple(c) if not isinstance(c, str) else c for c in colours.values()}) == len(learners), (
             name, colours)

@@ -172,7 +172,8 @@ class TheoryInputs:
     load_lsa_optimum: Callable[[dict[str, Any]], Any] = no_lsa_optimum  # task spec → theory.LSAOptimum
 
     def lsa_optimum(self) -> Any:
-        """The LSA class optimum (theory.LSAOptimum) of the setting's evaluation task, from its job (jobs.OptimumJob)."""
+        """The LSA class optimum (theory.LSAOptimum) of the setting's evaluation task, from its own job
+        (jobs.OptimumJob)."""
         return self.load_lsa_optimum(self.setting.task)
 
     def data(self, name: str = "eval") -> Batch:

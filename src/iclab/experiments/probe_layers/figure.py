@@ -4,9 +4,9 @@ Squared error / d against the number of in-context examples, log scale. First, o
 model (GPT-2, and the LSTM if configured): the linear probe of every layer (colour: depth; the geometric mean over
 seeds and its 95% band over the seeds' log errors: the seeds' errors differ by decades, and an arithmetic band
 would run from the top of the axis to its floor) and the model's own output (geometric mean over seeds); then
-iterative Newton after each iteration count of the grid, and gradient descent after each step count. Least squares (exact from d examples on:
-it leaves the axis) is on every panel, so a layer's curve can be read against the iterations of
-each algorithm.
+iterative Newton after each iteration count of the grid, and gradient descent after each step count. Least
+squares (exact from d examples on: it leaves the axis) is on every panel, so a layer's curve can be read against the
+iterations of each algorithm.
 """
 
 from __future__ import annotations

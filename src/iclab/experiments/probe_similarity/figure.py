@@ -86,7 +86,8 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dat
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     online, ols = (float(model[f"{measure}_{name}"].values[-1]) for name in ("online_gd", "ols"))
-    ax.set_title(f"best match per layer ({measure.upper()})\nlast layer: online GD {online:.3f}, least squares {ols:.3f}")
+    ax.set_title(f"best match per layer ({measure.upper()})\n"
+                 f"last layer: online GD {online:.3f}, least squares {ols:.3f}")
     lines = ax.get_lines() + twin.get_lines()
     ax.legend(lines, [line.get_label() for line in lines], loc="upper center", bbox_to_anchor=(0.5, -0.16),
               ncol=2, frameon=False)  # below the panel, off its data

@@ -71,7 +71,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ax_err.set_ylabel("error E(ŷ − y)²")
     ax_err.legend()
     for ax, title in zip(
-        (ax_w, ax_gap, ax_err), ("(a) learned weights", "(b) predictions → xᵀKΛ′w (Λ′: the prompt's covariance)", "(c) the cost")
+        (ax_w, ax_gap, ax_err),
+        ("(a) learned weights", "(b) predictions → xᵀKΛ′w (Λ′: the prompt's covariance)", "(c) the cost"),
     ):
         ax.set_title(title)
     fig.suptitle(f"LSA trained on random covariances (N = {n}): a fixed K, not the prompt's Λ⁻¹")
