@@ -557,11 +557,16 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+NO_SEEDS = "closed form or Monte Carlo only"  # a row's seeds where no trained model is behind it (seeds 0)
+
+
+def number(value: float) -> str:
+    """A value as the human tables print it: four significant digits."""
+    return f"{value:.4g}"
+
+
 def readable(rows: pd.DataFrame) -> pd.DataFrame:
     """One plain line a row: five columns instead of the CSV's seventeen."""
-    def number(v: float) -> str:
-        return f"{v:.4g}"
-
     def compared(row) -> str:
         room = f" (margin {number(row.margin)})" if row.margin > 0 else ""
         return f"{number(row.measured)} {row.relation} {number(row.expected)}{room}"
@@ -571,7 +576,7 @@ def readable(rows: pd.DataFrame) -> pd.DataFrame:
         return row.verdict + (f" (Holm: {holm})" if holm not in ("—", row.verdict) else "")
 
     def seeds(row) -> str:
-        trained = "closed form or Monte Carlo only" if row.seeds == 0 else str(row.seeds)
+        trained = NO_SEEDS if row.seeds == 0 else str(row.seeds)
         return trained + (f"; to decide: {row.seeds_needed}" if row.seeds_needed else "")
 
     return pd.DataFrame({

@@ -21,6 +21,7 @@ import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
 from iclab.atomic import atomic_write
+from iclab.claims import NO_SEEDS, number
 from iclab.cubes import EXPERIMENT_KIND, git_commit, read_cube
 from iclab.errors import UsageError
 from iclab.hashing import spec_hash
@@ -72,16 +73,16 @@ def copy_claims(table: Path, out: Path, drawn_by: str, config: dict[str, str]) -
     return out.name
 
 
-def number(value: float) -> str:
-    return f"{value:.4g}" if pd.notna(value) else "—"
+def shown(value: float) -> str:
+    return number(value) if pd.notna(value) else "—"
 
 
 def claim_line(row: pd.Series) -> str:
     """One claims-table row as the figures page quotes it: verdict (and Holm's), claim, measured against expected."""
-    seeds = "closed form or Monte Carlo only" if row.seeds == 0 else f"{row.seeds} seed{'s' * (row.seeds != 1)}"
+    seeds = NO_SEEDS if row.seeds == 0 else f"{row.seeds} seed{'s' * (row.seeds != 1)}"
     judged = "a verification of the theory's computation" if row.kind == "verification" else f"Holm: {row.holm_verdict}"
-    return (f"- **{row.verdict}** ({judged}) · {row.claim}: measured {number(row.measured)} "
-            f"{row.relation} expected {number(row.expected)} (margin {number(row.margin)}; {seeds})")
+    return (f"- **{row.verdict}** ({judged}) · {row.claim}: measured {shown(row.measured)} "
+            f"{row.relation} expected {shown(row.expected)} (margin {shown(row.margin)}; {seeds})")
 
 
 def figures_page(names: Sequence[str], table: pd.DataFrame, drawn_by: str, config: dict[str, str]) -> str:
