@@ -61,3 +61,39 @@ def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_wri
     with pytest.raises(ValueError, match="text 'rank_deficient_psi': a config key or raw TeX on a figure"):
         save(fig, tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")  # seaborn's, on the all-NaN heatmap
+def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(tmp_path):
+    """A panel whose values are all NaN (a line, a band, an image, a heatmap's cells, a scatter's points) or that draws
+    nothing is named in the error; a panel with one finite value, a legend's panel (axis off) and a colour bar pass."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+
+    from iclab.plots import save, theme
+
+    theme()
+    nan = np.full(3, np.nan)
+    fig, (good, line, band, image, heatmap, scatter, empty, legend) = plt.subplots(1, 8)
+    good.plot([0, 1, 2], [np.nan, 1.0, np.nan])
+    line.plot([0, 1, 2], nan)
+    line.set_title("all NaN")
+    band.fill_between([0, 1, 2], nan, nan)
+    fig.colorbar(image.imshow(np.full((2, 2), np.nan)), ax=image)
+    sns.heatmap(np.full((2, 2), np.nan), ax=heatmap)
+    scatter.scatter(nan, nan)
+    legend.axis("off")
+    blank = r"blank panels \['all NaN', 'panel 3', 'panel 4', 'panel 5', 'panel 6', 'panel 7'\]"
+    with pytest.raises(ValueError, match=blank):
+        save(fig, tmp_path / "blank.png")
+    assert not any(tmp_path.iterdir())
+    fig, (line, band, image, heatmap, scatter, legend) = plt.subplots(1, 6)
+    line.plot([0, 1, 2], [np.nan, 1.0, np.nan])
+    band.fill_between([0, 1, 2], [np.nan, 0.0, 0.0], [np.nan, 1.0, 1.0])
+    image.imshow(np.array([[np.nan, 1.0]]))
+    sns.heatmap(np.array([[np.nan, 1.0]]), ax=heatmap)
+    scatter.scatter([0.0, np.nan], [1.0, 1.0])
+    legend.axis("off")
+    save(fig, tmp_path / "good.png")
+    assert (tmp_path / "good.png").stat().st_size > 0

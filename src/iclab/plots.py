@@ -159,9 +159,43 @@ def check_text(fig: plt.Figure) -> None:
             raise ValueError(f"text {words!r}: a config key or raw TeX on a figure; write it in words")
 
 
+def shows_finite_data(ax: plt.Axes) -> bool:
+    """Whether a panel draws any finite data: a line, a band or markers, a bar, or an image (heatmap)."""
+    arrays = [line.get_xydata() for line in ax.get_lines()]
+    arrays += [values(image) for image in ax.images]
+    arrays += [collection_data(collection) for collection in ax.collections]
+    arrays += [np.array([[patch.get_height()]]) for patch in ax.patches]
+    return any(np.isfinite(a).all(axis=-1).any() for a in arrays if np.size(a))
+
+
+def collection_data(collection: matplotlib.collections.Collection) -> np.ndarray:
+    """What a collection draws: a heatmap's cell values (its mesh is finite whatever they are), a scatter's points
+    (its path is the marker's), else its paths' vertices (a band's or an error bar's; NaN parts are dropped)."""
+    if isinstance(collection, matplotlib.collections.QuadMesh):
+        return values(collection)
+    if isinstance(collection, matplotlib.collections.PathCollection):
+        return np.asarray(collection.get_offsets())
+    return np.concatenate([path.vertices for path in collection.get_paths()] or [np.empty((0, 2))])
+
+
+def values(mappable: matplotlib.cm.ScalarMappable) -> np.ndarray:
+    """A colour-mapped artist's values as a column of floats, masked ones NaN."""
+    return np.ma.filled(np.ma.asarray(mappable.get_array(), dtype=float), np.nan).reshape(-1, 1)
+
+
+def check_panels(fig: plt.Figure) -> None:
+    """Every panel of ``fig`` (an axes with its axis on: a legend's or a note's are off; colour bars aside) draws
+    finite data, else a ValueError naming the blank panels: a panel whose values are all NaN is not drawn empty."""
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
+    blank = [ax.get_title() or f"panel {i + 1}" for i, ax in enumerate(panels) if not shows_finite_data(ax)]
+    if blank:
+        raise ValueError(f"blank panels {blank}: no finite value to draw (all NaN in the cube, or nothing plotted)")
+
+
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically, after check_text."""
+    """Write ``png`` and the .pdf beside it, each atomically, after check_text and check_panels."""
     check_text(fig)
+    check_panels(fig)
     png = Path(png)
     for path in (png, png.with_suffix(".pdf")):
         atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"))
