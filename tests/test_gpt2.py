@@ -10,7 +10,8 @@ from iclab.intervals import mean_and_sem
 from iclab.fit.sgd import curriculum_stage, train
 from iclab.jobs import TrainJob
 from iclab.models import build_model, numpy_predictor
-from iclab.tasks import LinearTask, train_batch
+from iclab.tasks import LinearTask
+from iclab.tasks.samplers import train_batch
 
 D, K, B = 3, 6, 4
 SMALL = {"name": "gpt2", "n_points": K, "n_embd": 16, "n_layer": 2, "n_head": 2}

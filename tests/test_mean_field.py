@@ -14,7 +14,9 @@ from iclab.fit import train_config
 from iclab.fit.mean_field import batch_loss, birth_death, fit, particle_potentials, perturb
 from iclab.jobs import TrainJob
 from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
-from iclab.tasks import MeanFieldTask, batch_generator, eval_set, task_from_dict
+from iclab.tasks import MeanFieldTask, task_from_dict
+from iclab.tasks.samplers import batch_generator, eval_set
+from iclab.tasks.samplers.mean_field import teacher
 
 TASK = MeanFieldTask(d=4, k=3, n_points=12, teacher_width=6)
 
@@ -28,20 +30,20 @@ def normal(n: int, d: int, seed: int) -> torch.Tensor:
 
 
 def test_teacher_is_a_two_layer_network_with_second_moment_identity_over_k():
-    teacher = TASK.teacher
+    f = teacher(TASK)
     xs = normal(200_000, TASK.d, seed=99)  # independent of the normalisation's sample
-    by_hand = sigmoid(xs.numpy() @ teacher.w.T) @ teacher.a / len(teacher.a)  # (1/M°) Σ a°σ(w°ᵀx)
-    np.testing.assert_allclose(teacher.features(xs).numpy(), by_hand, rtol=1e-12, atol=1e-14)
+    by_hand = sigmoid(xs.numpy() @ f.w.T) @ f.a / len(f.a)  # (1/M°) Σ a°σ(w°ᵀx)
+    np.testing.assert_allclose(f.features(xs).numpy(), by_hand, rtol=1e-12, atol=1e-14)
     second_moment = by_hand.T @ by_hand / len(by_hand)
     np.testing.assert_allclose(TASK.k * second_moment, np.eye(TASK.k), atol=0.02)
-    np.testing.assert_allclose(np.linalg.norm(teacher.w, axis=1), TASK.teacher_radius)
+    np.testing.assert_allclose(np.linalg.norm(f.w, axis=1), TASK.teacher_radius)
 
 
 @pytest.mark.parametrize("target", ["max", "norm_sq"])
 def test_nonlinear_targets_are_the_standardised_functions_of_the_features(target):
     task = MeanFieldTask(d=4, k=3, n_points=5, teacher_width=6, target=target)
     batch = eval_set(task, seed=3, n_prompts=20_000)
-    features = task.teacher.features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
+    features = teacher(task).features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
     raw = features.max(axis=-1) if target == "max" else (features**2).sum(axis=-1)
     np.testing.assert_allclose(np.corrcoef(raw.ravel(), batch.ys.ravel())[0, 1], 1.0, atol=1e-12)
     assert abs(batch.ys.mean()) < 0.03 and batch.ys.var() == pytest.approx(1.0, abs=0.03)
@@ -49,7 +51,7 @@ def test_nonlinear_targets_are_the_standardised_functions_of_the_features(target
 
 def test_linear_task_labels_are_in_the_span_of_the_teacher_features_per_prompt():
     batch = eval_set(TASK, seed=1, n_prompts=50)
-    features = TASK.teacher.features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
+    features = teacher(TASK).features(torch.as_tensor(batch.xs)).numpy()  # (B, K, k)
     for f, y in zip(features, batch.ys):
         coefficients, *_ = np.linalg.lstsq(f, y, rcond=None)
         np.testing.assert_allclose(f @ coefficients, y, atol=1e-10)
@@ -101,7 +103,7 @@ def test_optimal_gamma_is_the_least_squares_solution():
 
 def test_two_timescale_objective_is_zero_on_the_teacher_span_and_the_lstsq_residual_otherwise():
     xs = normal(50_000, TASK.d, seed=5)
-    f = TASK.teacher.features(xs).numpy()
+    f = teacher(TASK).features(xs).numpy()
     mixing = np.random.default_rng(1).standard_normal((3, 3))
     assert abs(theory.two_timescale_objective(f @ mixing, f)) < 1e-10  # h = R f°: a global minimum
     torch.manual_seed(1)
@@ -118,7 +120,7 @@ def test_two_timescale_objective_is_the_long_prompt_icl_risk_with_gamma_the_inve
     model = MeanFieldTransformer(d=4, k=3, width=9).double()
     xs = normal(200_000, TASK.d, seed=6)
     h = model.features(xs).detach().numpy()
-    expected = theory.two_timescale_objective(h, TASK.teacher.features(xs).numpy())
+    expected = theory.two_timescale_objective(h, teacher(TASK).features(xs).numpy())
     with torch.no_grad():
         model.gamma.copy_(torch.as_tensor(np.linalg.inv(h.T @ h / len(h))))
     task = MeanFieldTask(d=4, k=3, n_points=2001, teacher_width=6)
@@ -133,7 +135,7 @@ def test_two_timescale_objective_is_the_long_prompt_icl_risk_with_gamma_the_inve
 
 def test_misaligned_floor_is_the_risk_of_the_best_k_of_the_teacher_features():
     task = MeanFieldTask(d=4, k=5, n_points=3, teacher_width=8)
-    f = task.teacher.features(normal(100_000, 4, seed=7)).numpy()
+    f = teacher(task).features(normal(100_000, 4, seed=7)).numpy()
     floor = theory.misaligned_floor(f.T @ f / len(f), 3)
     assert floor == pytest.approx(2 / 5, abs=0.01)  # E[ff ᵀ] = I/5: two of five unit-variance directions lost
     evals, evecs = np.linalg.eigh(f.T @ f / len(f))
@@ -264,7 +266,7 @@ def test_a_birth_death_step_lowers_the_two_timescale_objective_in_expectation():
     with torch.no_grad():
         model.a *= torch.logspace(-1, np.log10(3), m, dtype=torch.float64)[:, None]
     xs = normal(4000, TASK.d, seed=8)
-    f = TASK.teacher.features(xs).numpy()
+    f = teacher(TASK).features(xs).numpy()
     start = particles(model)
     sigma = torch.sigmoid(xs @ model.w.T).detach().numpy()  # (N, M): each particle's σ(wᵀx), fixed
     a = model.a.detach().numpy()  # (M, k)

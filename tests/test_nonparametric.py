@@ -14,7 +14,9 @@ from iclab.experiments import experiment
 from iclab.experiments.nonparametric_icl.rates import fitted_slope
 from iclab.models import build_model
 from iclab.models.prompts import bilinear_readout, context_means
-from iclab.tasks import NonparametricTask, batch_generator, eval_set, pretraining_batch, pretraining_set
+from iclab.tasks import NonparametricTask
+from iclab.tasks.samplers import batch_generator, eval_set, pretraining_batch, pretraining_set, sample
+from iclab.tasks.samplers.nonparametric import features
 from iclab.theory import nonparametric as theory
 
 SMALL = dict(d=2, n_basis=8, max_frequency=1, s=1.0, sigma=0.5)  # all 8 products of {1, √2cos, √2sin}, but 1
@@ -27,7 +29,7 @@ def task(n_points=9, **changes):
 def test_the_basis_is_orthonormal_and_its_order_a_function_of_the_seed():
     t = task(max_frequency=2, n_basis=20)
     xs = torch.rand(400_000, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    f = t.features(xs).numpy()  # (S, J)
+    f = features(t, xs).numpy()  # (S, J)
     np.testing.assert_allclose(f.T @ f / len(f), np.eye(20), atol=6 * np.sqrt(4 / len(f)))  # entries' sd ≤ 2/√S
     assert len({tuple(map(tuple, np.stack(t.basis, -1)[j])) for j in range(20)}) == 20  # distinct functions
     np.testing.assert_array_equal(task(max_frequency=2, n_basis=20).basis[0], t.basis[0])
@@ -43,8 +45,8 @@ def test_coefficient_variances_and_noise_by_monte_carlo():
     """Two independent halves of a long prompt estimate β_j without bias, so E[β̂ⱼ⁽¹⁾β̂ⱼ⁽²⁾] = λⱼ; the least-squares
     residual on the true features estimates σ² without bias (RSS / (n − J))."""
     t = task(n_points=2000)
-    batch = t.sample(600, batch_generator(0, 1, 0))
-    f = t.features(torch.as_tensor(batch.xs)).numpy()  # (B, n, J)
+    batch = sample(t, 600, batch_generator(0, 1, 0))
+    f = features(t, torch.as_tensor(batch.xs)).numpy()  # (B, n, J)
     half = t.n_points // 2
     first = np.einsum("bkj,bk->bj", f[:, :half], batch.ys[:, :half]) / half
     second = np.einsum("bkj,bk->bj", f[:, half:], batch.ys[:, half:]) / half
@@ -64,7 +66,7 @@ def test_basis_bayes_is_the_posterior_mean_by_numpy_linalg():
     predictions = basis_bayes(t)(batch.xs, batch.ys)  # (B, K)
     lam = np.diag(t.variances)
     for b in range(4):
-        f = t.features(torch.as_tensor(batch.xs[b])).numpy()  # (K, J)
+        f = features(t, torch.as_tensor(batch.xs[b])).numpy()  # (K, J)
         for k in range(7):
             precision = f[:k].T @ f[:k] / t.sigma**2 + np.linalg.inv(lam)
             mean = np.linalg.solve(precision, f[:k].T @ batch.ys[b, :k] / t.sigma**2)
@@ -73,7 +75,7 @@ def test_basis_bayes_is_the_posterior_mean_by_numpy_linalg():
 
 def test_bayes_risk_curve_against_monte_carlo():
     t = task(n_points=9)
-    designs = t.features(torch.rand(3000, 8, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+    designs = features(t, torch.rand(3000, 8, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
     risk, sem = theory.bayes_risk_curve(designs.numpy(), t.variances, t.sigma)
     batch = eval_set(t, 5, 20_000)
     errors = (basis_bayes(t)(batch.xs, batch.ys) - batch.ys) ** 2  # (B, K)
@@ -86,10 +88,10 @@ def test_attention_risk_and_its_optimum_against_monte_carlo():
     """The closed form of E(y_q − z_nᵀΓf_q)² (A_n with M₄) against prompts of the task, at Γ_n and at the single Γ."""
     t, n = task(n_points=6), 5
     xs = torch.rand(400_000, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    m4 = theory.fourth_moment(t.features(xs).numpy(), t.variances)
+    m4 = theory.fourth_moment(features(t, xs).numpy(), t.variances)
     args = (t.variances, t.sigma, m4)
     batch = eval_set(t, 6, 40_000)
-    f = t.features(torch.as_tensor(batch.xs))  # (B, K, J)
+    f = features(t, torch.as_tensor(batch.xs))  # (B, K, J)
     z = context_means(f, torch.as_tensor(batch.ys))  # (B, K, J)
     for gamma in (theory.attention_optimum(n, *args), theory.single_gamma(n, *args)):
         errors = ((bilinear_readout(z, torch.as_tensor(gamma), f).numpy() - batch.ys)[:, n]) ** 2  # (B,)
@@ -122,7 +124,7 @@ def test_the_single_gamma_minimises_the_risk_averaged_over_every_context_length(
     The averaged closed form also matches Monte Carlo on the task's prompts, position by position."""
     t, n_max = task(n_points=6), 5
     xs = torch.rand(400_000, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    args = (t.variances, t.sigma, theory.fourth_moment(t.features(xs).numpy(), t.variances))
+    args = (t.variances, t.sigma, theory.fourth_moment(features(t, xs).numpy(), t.variances))
     objective = lambda g: mean_risk(g, n_max, *args)  # noqa: E731
     best = theory.single_gamma(n_max, *args)
     scale = np.abs(numerical_gradient(objective, theory.single_gamma(n_max + 1, *args))).max()
@@ -134,7 +136,7 @@ def test_the_single_gamma_minimises_the_risk_averaged_over_every_context_length(
         bump = 1e-2 * rng.standard_normal(best.shape)
         assert objective(best + bump) > objective(best) < objective(best - bump)
     batch = eval_set(t, 7, 40_000)
-    f = t.features(torch.as_tensor(batch.xs))  # (B, K, J)
+    f = features(t, torch.as_tensor(batch.xs))  # (B, K, J)
     z = context_means(f, torch.as_tensor(batch.ys))  # (B, K, J)
     errors = ((bilinear_readout(z, torch.as_tensor(best), f).numpy() - batch.ys)[:, 1 : n_max + 1]) ** 2  # (B, n_max)
     averaged = errors.mean(axis=1)  # (B,): each prompt's risk over positions 1..n_max
@@ -147,7 +149,7 @@ def test_attention_on_the_true_features_is_the_posterior_mean_on_an_orthonormal_
     posterior mean (FᵀF + σ²Λ⁻¹)⁻¹Fᵀy = Λ(Λ + σ²/n)⁻¹z: φ = f° with Γ = Λ(Λ + σ²/n)⁻¹ is ridge on the true features."""
     t = task()
     grid = np.stack(np.meshgrid(np.arange(4) / 4, np.arange(4) / 4), -1).reshape(16, 2)
-    f = t.features(torch.as_tensor(grid)).numpy()
+    f = features(t, torch.as_tensor(grid)).numpy()
     np.testing.assert_allclose(f.T @ f / 16, np.eye(8), atol=1e-12)
     rng = np.random.default_rng(3)
     query = rng.uniform(size=(1, 2))
@@ -155,7 +157,7 @@ def test_attention_on_the_true_features_is_the_posterior_mean_on_an_orthonormal_
     ys = rng.standard_normal((1, 17))
     lam = np.diag(t.variances)
     gamma = lam @ np.linalg.inv(lam + t.sigma**2 / 16 * np.eye(8))
-    phi = t.features(torch.as_tensor(xs))
+    phi = features(t, torch.as_tensor(xs))
     attention = bilinear_readout(context_means(phi, torch.as_tensor(ys)), torch.as_tensor(gamma), phi)[0, -1]
     assert float(attention) == pytest.approx(basis_bayes(t)(xs, ys)[0, -1], rel=1e-10)
 
@@ -176,7 +178,7 @@ def test_the_pretraining_set_is_a_pure_function_of_seed_and_size():
 def test_feature_residual_and_angle_against_hand_computations():
     t = task(max_frequency=2, n_basis=20)
     xs = torch.rand(200_000, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
-    basis = t.features(xs).numpy()
+    basis = features(t, xs).numpy()
     mixed = basis[:, :6] @ np.random.default_rng(0).standard_normal((6, 6))  # span of the first six
     assert theory.feature_residual(mixed, basis, t.variances) == pytest.approx(t.variances[6:].sum(), abs=2e-3)
     assert theory.leading_angle(mixed, basis, 6) == pytest.approx(0.0, abs=1e-4)

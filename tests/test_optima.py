@@ -18,7 +18,8 @@ from iclab.experiments.base import Setting, TheoryInputs
 from iclab.jobs import OptimumJob
 from iclab.optima import read_optimum
 from iclab.plan import Plan, build_plan
-from iclab.tasks import LinearTask, batch_generator
+from iclab.tasks import LinearTask
+from iclab.tasks.samplers import batch_generator, sample
 
 TASK = LinearTask(d=3, n_points=7, beta_star=(1.0, 0.0, 0.0), psi=1.0, sigma=0.5)
 
@@ -38,14 +39,14 @@ def test_the_stage_writes_the_optimum_whose_exact_risk_and_monte_carlo_risk_are_
     assert optimum.risk == pytest.approx(theory.lsa_class_risk(optimum.u, optimum.w, **setting), rel=1e-12)
     assert optimum.risk <= optimum.start_risks.min() + 1e-12 and len(optimum.start_risks) == 3
     # Monte Carlo: the LSA at the stored weights on 100,000 prompts of the task, at its final query
-    batch = TASK.sample(100_000, batch_generator(0, 0, 0))
+    batch = sample(TASK, 100_000, batch_generator(0, 0, 0))
     errors = (estimators.lsa(batch.xs, batch.ys, u=optimum.u, w=optimum.w)[:, -1] - batch.ys[:, -1]) ** 2  # (B,)
     assert abs(errors.mean() - optimum.risk) < 4 * errors.std() / np.sqrt(len(errors))
 
 
 def test_the_baseline_given_the_jobs_optimum_predicts_as_the_one_that_computes_it(tmp_path):
     _, path = written_optimum(tmp_path)
-    batch = TASK.sample(64, batch_generator(1, 0, 0))
+    batch = sample(TASK, 64, batch_generator(1, 0, 0))
     given = lsa_optimal(TASK, optimum=read_optimum(path, TASK.to_dict()))(batch.xs, batch.ys)
     np.testing.assert_allclose(given, lsa_optimal(TASK)(batch.xs, batch.ys), rtol=1e-6, atol=1e-9)
 

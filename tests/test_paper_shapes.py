@@ -20,7 +20,8 @@ from iclab.jobs import TrainJob
 from iclab.models import numpy_predictor
 from iclab.plan import build_plan
 from iclab.smoke import full_shape_from_step_one
-from iclab.tasks import eval_set, task_from_dict
+from iclab.tasks import task_from_dict
+from iclab.tasks.samplers import eval_set
 from iclab.trained import TrainedModel, save_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,10 @@ from iclab import prompt_only
 from iclab.baselines import BASELINES
 from iclab.fit import two_stage
 from iclab.models.two_stage import TwoStageTransformer
-from iclab.tasks.base import STAGE1_STREAM, STAGE2_STREAM, batch_generator
-from iclab.tasks.single_index import SingleIndexTask, hermite_normalised
+from iclab.tasks.base import STAGE1_STREAM, STAGE2_STREAM
+from iclab.tasks.samplers import SAMPLERS, batch_generator, sample
+from iclab.tasks.samplers.single_index import hermite_normalised
+from iclab.tasks.single_index import SingleIndexTask
 
 
 def test_hermite_polynomials_are_orthonormal_under_the_gaussian():
@@ -33,7 +35,7 @@ def test_hermite_polynomials_are_orthonormal_under_the_gaussian():
 
 def test_single_index_prompts_have_their_stated_law():
     task = SingleIndexTask(d=6, r=2, n_points=3, q=2, p=3, sigma=0.5)
-    batch = task.sample(200_000, batch_generator(0, 0, 0))
+    batch = sample(task, 200_000, batch_generator(0, 0, 0))
     basis = task.subspace()
     np.testing.assert_allclose(basis.T @ basis, np.eye(2), atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(batch.betas, axis=1), 1.0, atol=1e-12)
@@ -42,9 +44,9 @@ def test_single_index_prompts_have_their_stated_law():
     assert abs(np.mean(ys**2) - (1 + 0.25)) < 0.03  # Σcᵢ² = 1, plus σ²
     assert abs(np.mean(ys)) < 0.01  # no degree-0 component
     assert abs(np.mean(ys * index)) < 0.01  # information exponent 2: no linear component
-    first, again = (task.sample(5, batch_generator(1, 0, 0)) for _ in range(2))  # a pure function of (seed, step)
+    first, again = (sample(task, 5, batch_generator(1, 0, 0)) for _ in range(2))  # a pure function of (seed, step)
     np.testing.assert_array_equal(first.ys, again.ys)
-    assert not np.allclose(first.ys, task.sample(5, batch_generator(1, 0, 1)).ys)
+    assert not np.allclose(first.ys, sample(task, 5, batch_generator(1, 0, 1)).ys)
 
 
 def test_two_stage_predictions_follow_the_formula_for_every_prefix():
@@ -68,7 +70,7 @@ def test_two_stage_predictions_follow_the_formula_for_every_prefix():
 def stage_prompts(task, seed, stream, total, chunk):
     """The prompts of a stage (``total`` of them from ``stream``), regenerated chunk by chunk."""
     parts = [
-        task.sample(size, batch_generator(seed, stream, i)) for i, size in enumerate(two_stage.chunks(total, chunk))
+        sample(task, size, batch_generator(seed, stream, i)) for i, size in enumerate(two_stage.chunks(total, chunk))
     ]
     return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
 
@@ -130,7 +132,7 @@ def test_stage1_is_one_gradient_step_with_weight_decay_by_hand():
     assert np.abs(expected - w0).max() > 0.2  # the gradient moved the rows
 
 
-def test_tuned_predictor_takes_the_best_candidate_at_every_position():
+def test_tuned_predictor_takes_the_best_candidate_at_every_position(monkeypatch):
     """Candidate g predicts y + (g − best[k]) at position k: the held-out choice must be best[k],
     so the tuned predictions are the labels themselves; positions where every candidate is NaN stay NaN."""
     best = np.array([0, 2, 1, 3, 0, 2])
@@ -142,8 +144,9 @@ def test_tuned_predictor_takes_the_best_candidate_at_every_position():
         return out
 
     rng = np.random.default_rng(0)
-    task = SimpleNamespace(sample=lambda n, gen: SimpleNamespace(xs=np.zeros((n, 6, 2)), ys=rng.normal(size=(n, 6))))
-    predict = prompt_only.tuned_predictor(task, grid, "toy")
+    toy = lambda task, n, gen, **kw: SimpleNamespace(xs=np.zeros((n, 6, 2)), ys=rng.normal(size=(n, 6)))  # noqa: E731
+    monkeypatch.setitem(SAMPLERS, SimpleNamespace, toy)  # a toy task family: its held-out prompts
+    predict = prompt_only.tuned_predictor(SimpleNamespace(), grid, "toy")
     ys = rng.normal(size=(3, 6))
     predictions = predict(np.zeros((3, 6, 2)), ys)
     assert np.isnan(predictions[:, 0]).all()
@@ -156,8 +159,8 @@ def test_each_tuned_baseline_tunes_on_the_held_out_prompts_it_is_given(monkeypat
     their ``holdout_prompts`` option gives (what a smoke run caps)."""
     task = SingleIndexTask(d=3, r=2, n_points=4)
     asked = []
-    sample = SingleIndexTask.sample
-    monkeypatch.setattr(SingleIndexTask, "sample", lambda self, n, gen, **kw: asked.append(n) or sample(self, n, gen, **kw))
+    draw = SAMPLERS[SingleIndexTask]
+    monkeypatch.setitem(SAMPLERS, SingleIndexTask, lambda task, n, gen, **kw: asked.append(n) or draw(task, n, gen, **kw))
     options = {} if holdout_prompts is None else {"holdout_prompts": holdout_prompts}
     for name in prompt_only.TUNED:
         extra = {"width": 8} if name == "random_features_ridge" else {}
@@ -170,7 +173,7 @@ def test_all_queries_loss_is_the_mean_of_the_last_query_losses_over_every_choice
     """Hand-built: move each point to the end of the prompt in turn and take the paper's loss."""
     task = SingleIndexTask(d=5, r=2, n_points=6)
     model = two_stage.initial_model(task, 7, seed=2)
-    batch = task.sample(3, batch_generator(0, 0, 0))
+    batch = sample(task, 3, batch_generator(0, 0, 0))
     xs, ys = torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)
     k = xs.shape[1]
     expected = torch.zeros_like(model.weight)
@@ -288,7 +291,7 @@ def test_two_layer_network_gradient_steps_match_autograd(monkeypatch):
 
 def test_tuned_baselines_never_see_the_label_they_predict():
     task = SingleIndexTask(d=3, r=1, n_points=9)
-    batch = task.sample(4, batch_generator(7, 1, 0))
+    batch = sample(task, 4, batch_generator(7, 1, 0))
     for make in (prompt_only.krr, prompt_only.two_layer_net):
         predict = make(task)
         base = predict(batch.xs, batch.ys)
@@ -313,7 +316,7 @@ def test_grids_computed_for_the_chosen_entries_only_hold_the_same_bits():
     """The evaluation set computes only the entry chosen at each position (one learning rate, GD up to the chosen
     step; the kernels and penalties chosen): those values equal the full grid's bit for bit, the rest are NaN."""
     task = SingleIndexTask(d=3, r=1, n_points=9)
-    batch = task.sample(5, batch_generator(4, 1, 0))
+    batch = sample(task, 5, batch_generator(4, 1, 0))
     positions = prompt_only.net_positions(task.n_points)
     grids = {
         "krr": (prompt_only.krr_grid, 25),
@@ -343,7 +346,7 @@ def test_kernel_grids_do_not_depend_on_how_prompts_are_chunked(monkeypatch):
     """Kernel ridge and random-feature ridge factorise each prompt alone: chunks of 3 prompts (a ragged last one
     included) and of 1 give the same bits as one chunk of all 7 (KERNEL_CHUNK is chosen for speed only)."""
     task = SingleIndexTask(d=3, r=1, n_points=9)
-    batch = task.sample(7, batch_generator(3, 1, 0))
+    batch = sample(task, 7, batch_generator(3, 1, 0))
     for grid in (prompt_only.krr_grid, lambda xs, ys: prompt_only.random_features_grid(xs, ys, width=8)):
         outputs = []
         for size in (7, 3, 1):

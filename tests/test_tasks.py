@@ -5,7 +5,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from iclab.tasks import LinearTask, eval_set, train_batch
+from iclab.tasks import LinearTask
+from iclab.tasks.samplers import eval_set, train_batch
 from iclab.tasks.linear import ill_conditioned_spectrum
 
 D = 3

@@ -328,7 +328,8 @@ def test_lsa_limit_baseline_is_x_a_h_at_every_prefix_and_has_the_expected_error(
     """The lsa_limit baseline (iclab.baselines) predicts x_kᵀA(1/k)Σ_{i<k} y_i x_i at every position (a hand loop,
     position 0: 0), and its Monte-Carlo error at M examples is expected_error(A, Λ, M) (A = Γ⁻¹, asymmetric too)."""
     from iclab.baselines import lsa_limit
-    from iclab.tasks import LinearTask, batch_generator
+    from iclab.tasks import LinearTask
+    from iclab.tasks.samplers import batch_generator, sample
 
     rng = np.random.default_rng(41)
     for a in (np.linalg.inv(theory.gamma_matrix(LAM, N)), rng.standard_normal((D, D))):
@@ -341,7 +342,7 @@ def test_lsa_limit_baseline_is_x_a_h_at_every_prefix_and_has_the_expected_error(
                 h = (ys[b, :k, None] * xs[b, :k]).mean(axis=0)  # (d,)
                 by_hand[b, k] = xs[b, k] @ a @ h
         np.testing.assert_allclose(lsa_limit(task, a.tolist())(xs, ys), by_hand, rtol=1e-12, atol=1e-12)
-    batch = task.sample(40_000, batch_generator(3, 0, 0))
+    batch = sample(task, 40_000, batch_generator(3, 0, 0))
     a = np.linalg.inv(theory.gamma_matrix(LAM, N))
     errors = (lsa_limit(task, a.tolist())(batch.xs, batch.ys) - batch.ys)[:, 5] ** 2  # M = 5
     assert_within_se(errors, theory.expected_error(a, LAM, 5))

@@ -23,7 +23,8 @@ from iclab.fit.sgd import train
 from iclab.hashing import canonical_json
 from iclab.jobs import TrainJob
 from iclab.models import build_model
-from iclab.tasks import LinearTask, eval_set
+from iclab.tasks import LinearTask
+from iclab.tasks.samplers import eval_set
 from iclab.trained import TrainedModel
 
 TASK = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5)

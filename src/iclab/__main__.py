@@ -101,7 +101,8 @@ def cmd_data(args: argparse.Namespace) -> None:
     from iclab.cubes import DATA_KIND, write_cube
     from iclab.datasets import data_dataset
     from iclab.jobs import DataJob
-    from iclab.tasks import DATA_STREAMS, eval_set, task_from_dict
+    from iclab.tasks import DATA_STREAMS, task_from_dict
+    from iclab.tasks.samplers import eval_set
 
     job = from_spec(DataJob, args.spec, "data set (DataJob)")
     batch = eval_set(task_from_dict(job.task), job.seed, job.n_prompts, DATA_STREAMS[job.stream])

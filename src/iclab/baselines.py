@@ -14,7 +14,10 @@ import torch
 from iclab import estimators, prompt_only, theory
 from iclab.models.mean_field import optimal_gamma
 from iclab.models.prompts import attention_readout, context_means
-from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, NonparametricTask, batch_generator
+from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, NonparametricTask
+from iclab.tasks.samplers import batch_generator, sample
+from iclab.tasks.samplers.mean_field import teacher
+from iclab.tasks.samplers.nonparametric import features as basis_features
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -91,13 +94,13 @@ def teacher_attention(task: MeanFieldTask) -> Predictor:
     features f° with the closed-form Γ* of 2048 held-out prompts of the task at its final query."""
     if not isinstance(task, MeanFieldTask):
         raise ValueError("the teacher_attention baseline needs a mean_field task")
-    holdout = task.sample(2048, batch_generator(prompt_only.HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+    holdout = sample(task, 2048, batch_generator(prompt_only.HOLDOUT_SEED, HOLDOUT_STREAM, 0))
     xs, ys = torch.as_tensor(holdout.xs), torch.as_tensor(holdout.ys)
-    features = task.teacher.features(xs)  # (B, K, k)
+    features = teacher(task).features(xs)  # (B, K, k)
     gamma = optimal_gamma(context_means(features, ys)[:, -1], features[:, -1], ys[:, -1], ridge=1e-9)  # Γ* (k, k)
 
     def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        phi = task.teacher.features(torch.as_tensor(xs))  # (B, K, k)
+        phi = teacher(task).features(torch.as_tensor(xs))  # (B, K, k)
         return attention_readout(phi, torch.as_tensor(ys), gamma).numpy()
 
     return predict
@@ -113,7 +116,7 @@ def basis_bayes(task: NonparametricTask) -> Predictor:
     zero = np.zeros(task.n_basis)
 
     def predict(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        features = task.features(torch.as_tensor(xs)).numpy()  # (B, K, J)
+        features = basis_features(task, torch.as_tensor(xs)).numpy()  # (B, K, J)
         return estimators.bayes(features, ys, beta_star=zero, psi=psi, sigma=sigma)
 
     return predict

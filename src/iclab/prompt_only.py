@@ -16,7 +16,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from iclab.tasks import HOLDOUT_STREAM, batch_generator
+from iclab.tasks import HOLDOUT_STREAM
+from iclab.tasks.samplers import batch_generator, sample
 
 log = logging.getLogger("iclab.prompt_only")
 
@@ -183,7 +184,7 @@ def tuned_predictor(task: Any, grid: Callable[..., np.ndarray], name: str, holdo
     """A predictor that uses, at every position, the grid entry with the lowest risk on ``holdout_prompts`` held-out
     prompts. ``grid(xs, ys, chosen=None)`` gives every entry (G, B, K); with ``chosen`` (K,) it may compute only
     those."""
-    holdout = task.sample(holdout_prompts, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+    holdout = sample(task, holdout_prompts, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
     risks = np.mean((grid(holdout.xs, holdout.ys) - holdout.ys) ** 2, axis=1)  # (G, K)
     computed = ~np.isnan(risks).all(axis=0)  # (K,)
     best = np.where(computed, np.argmin(np.where(np.isnan(risks), np.inf, risks), axis=0), 0)  # (K,)

@@ -38,7 +38,8 @@ from iclab.fit.sgd import Snapshots, check_loss, due, training_record
 from iclab.models import build_model, default_device
 from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
 from iclab.progress import Progress
-from iclab.tasks import BIRTH_DEATH_STREAM, GAMMA_STREAM, Task, batch_generator, task_from_dict, train_batch
+from iclab.tasks import BIRTH_DEATH_STREAM, GAMMA_STREAM, Task, task_from_dict
+from iclab.tasks.samplers import batch_generator, sample, train_batch
 
 log = logging.getLogger("iclab.fit.mean_field")
 
@@ -128,7 +129,7 @@ def refit_gamma(model: MeanFieldTransformer, task: Task, seed: int, step: int, c
     """Γ ← the Γ* of ``gamma_prompts`` prompts of ``GAMMA_STREAM`` at ``step`` (static and modified)."""
     if not cfg.closed_form_gamma:
         return
-    batch = task.sample(cfg.gamma_prompts, batch_generator(seed, GAMMA_STREAM, step), dtype=torch.float32)
+    batch = sample(task, cfg.gamma_prompts, batch_generator(seed, GAMMA_STREAM, step), dtype=torch.float32)
     xs, ys = (torch.from_numpy(a).to(model.a.device) for a in (batch.xs, batch.ys))  # (B, K, d), (B, K)
     with torch.no_grad():
         z, h_query = model.final_query_terms(xs, ys)

@@ -22,7 +22,8 @@ from iclab.config import schema_default
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.models import build_model, default_device
 from iclab.progress import Progress
-from iclab.tasks import Batch, Task, pretraining_batch, pretraining_set, task_from_dict, train_batch
+from iclab.tasks import Batch, Task, task_from_dict
+from iclab.tasks.samplers import pretraining_batch, pretraining_set, train_batch
 
 log = logging.getLogger("iclab.fit.sgd")
 

@@ -34,7 +34,8 @@ from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.config import schema_default
 from iclab.models.two_stage import TwoStageTransformer
 from iclab.progress import Progress
-from iclab.tasks import INIT_STREAM, STAGE1_STREAM, STAGE2_STREAM, SingleIndexTask, batch_generator, task_from_dict
+from iclab.tasks import INIT_STREAM, STAGE1_STREAM, STAGE2_STREAM, SingleIndexTask, task_from_dict
+from iclab.tasks.samplers import batch_generator, sample
 
 log = logging.getLogger("iclab.fit.two_stage")
 
@@ -79,7 +80,7 @@ def chunks(total: int, size: int) -> list[int]:
 
 
 def prompts(task: SingleIndexTask, seed: int, stream: int, index: int, size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    batch = task.sample(size, batch_generator(seed, stream, index))
+    batch = sample(task, size, batch_generator(seed, stream, index))
     return torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)  # (b, K, d), (b, K)
 
 

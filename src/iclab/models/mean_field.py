@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from iclab.models.prompts import attention_readout
-from iclab.tasks.mean_field import sigmoid_features
+from iclab.tasks.samplers.mean_field import sigmoid_features
 
 
 class MeanFieldTransformer(nn.Module):

@@ -1,5 +1,5 @@
-"""Prompt samplers, one module per task family, registered here. A batch is a pure function of
-(seed, stream, step): no hidden RNG state.
+"""Task specs, one module per family, registered here (no torch: the plan reads them); their samplers are in
+``iclab.tasks.samplers``. A batch is a pure function of (seed, stream, step): no hidden RNG state.
 
 - ``linear``: linear regression with a shared signal and fixed or random covariates (Zhang, Wu,
   Bartlett 2024; Zhang, Frei, Bartlett 2024).
@@ -28,11 +28,6 @@ from iclab.tasks.base import (
     TRAIN_STREAM,
     Batch,
     Task,
-    batch_generator,
-    eval_set,
-    pretraining_batch,
-    pretraining_set,
-    train_batch,
 )
 from iclab.tasks.linear import LinearTask
 from iclab.tasks.mean_field import MeanFieldTask
@@ -72,10 +67,5 @@ __all__ = [
     "NonparametricTask",
     "SingleIndexTask",
     "Task",
-    "batch_generator",
-    "eval_set",
-    "pretraining_batch",
-    "pretraining_set",
     "task_from_dict",
-    "train_batch",
 ]

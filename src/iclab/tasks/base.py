@@ -1,9 +1,9 @@
-"""What every task family shares: the ``Batch`` of prompts, and batches as pure functions of
-(seed, stream, step).
+"""What every task family shares: the ``Batch`` of prompts and the streams of its draws (no torch: the plan reads
+task specs without it).
 
 A task family is a frozen dataclass with ``to_dict``/``from_dict`` (its JSON spec, with a ``family``
-key), ``d`` and ``n_points``, and ``sample(batch_size, gen, dtype, active_dims)``; it is registered
-in ``iclab.tasks.FAMILIES``.
+key), ``d`` and ``n_points``, registered in ``iclab.tasks.FAMILIES``; its sampler
+(``sample(task, batch_size, gen, dtype, active_dims)``) is registered in ``iclab.tasks.samplers.SAMPLERS``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-import torch
 
 # Streams keep the batches of different purposes independent for the same seed.
 TRAIN_STREAM = 0
@@ -44,56 +43,3 @@ class Task(Protocol):
     n_points: int
 
     def to_dict(self) -> dict[str, Any]: ...
-
-    def sample(
-        self, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
-    ) -> Batch: ...
-
-
-def batch_generator(seed: int, stream: int, step: int) -> torch.Generator:
-    """The torch generator of batch ``step`` in ``stream``: a pure function of its arguments."""
-    state = np.random.SeedSequence([seed, stream, step]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(state))
-
-
-def train_batch(
-    task: Task, seed: int, step: int, batch_size: int, active_dims: int | None = None, n_points: int | None = None
-) -> Batch:
-    """Training batch number ``step`` (float32): depends only on its arguments.
-
-    ``active_dims`` and ``n_points`` (the curriculum) keep the first coordinates and points.
-    """
-    gen = batch_generator(seed, TRAIN_STREAM, step)
-    batch = task.sample(batch_size, gen, dtype=torch.float32, active_dims=active_dims)
-    k = task.n_points if n_points is None else n_points
-    return Batch(xs=batch.xs[:, :k], ys=batch.ys[:, :k], betas=batch.betas, covariances=batch.covariances)
-
-
-PRETRAINING_BLOCK = 256  # prompts per generator of a pretraining set
-
-
-def pretraining_set(task: Task, seed: int, n_prompts: int) -> Batch:
-    """The finite pretraining set of ``n_prompts`` prompts (float32), a pure function of (task, seed, n_prompts),
-    drawn in blocks of ``PRETRAINING_BLOCK`` prompts: a smaller set is the first prompts of a larger one."""
-    blocks = [
-        task.sample(PRETRAINING_BLOCK, batch_generator(seed, PRETRAINING_STREAM, i), dtype=torch.float32)
-        for i in range(-(-n_prompts // PRETRAINING_BLOCK))
-    ]
-    return Batch(
-        xs=np.concatenate([b.xs for b in blocks])[:n_prompts],
-        ys=np.concatenate([b.ys for b in blocks])[:n_prompts],
-        betas=np.concatenate([b.betas for b in blocks])[:n_prompts],
-        covariances=np.concatenate([b.covariances for b in blocks])[:n_prompts],
-    )
-
-
-def pretraining_batch(pool: Batch, seed: int, step: int, batch_size: int) -> Batch:
-    """Training batch number ``step`` drawn from a finite pretraining set (with replacement): depends only on its
-    arguments."""
-    rows = torch.randint(len(pool.ys), (batch_size,), generator=batch_generator(seed, TRAIN_STREAM, step)).numpy()
-    return Batch(xs=pool.xs[rows], ys=pool.ys[rows], betas=pool.betas[rows], covariances=pool.covariances[rows])
-
-
-def eval_set(task: Task, seed: int, n_prompts: int, stream: int = EVAL_STREAM) -> Batch:
-    """A data set of a task spec (float64); the evaluation set is shared by every model and baseline."""
-    return task.sample(n_prompts, batch_generator(seed, stream, 0))

@@ -13,9 +13,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import torch
-
-from iclab.tasks.base import Batch
 
 COVARIANCE_KINDS = ("identity", "diagonal", "matrix", "random_exponential", "random_basis")
 RANDOM_KINDS = ("random_exponential", "random_basis")  # H drawn per prompt
@@ -32,13 +29,6 @@ def ill_conditioned_spectrum(d: int, condition_number: float) -> tuple[float, ..
     raw = np.ones(d)
     raw[: d // 2] = condition_number
     return tuple(float(v) for v in raw * d / raw.sum())
-
-
-def haar_orthogonal(batch_size: int, d: int, gen: torch.Generator, dtype) -> torch.Tensor:
-    """Haar-distributed orthogonal matrices (B, d, d): QR of a Gaussian matrix, the signs of R's
-    diagonal moved into Q (Mezzadri 2007), so that Q is uniform and not biased by the QR convention."""
-    q, r = torch.linalg.qr(torch.randn(batch_size, d, d, generator=gen, dtype=dtype))
-    return q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[:, None, :]
 
 
 @dataclass(frozen=True)
@@ -146,48 +136,3 @@ class LinearTask:
         if self.covariance in RANDOM_KINDS:
             raise ValueError(f"covariance {self.covariance!r} has no fixed H: it is drawn per prompt")
         return self.covariance_scale * self.fixed_covariance_raw()
-
-    def sample(
-        self, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
-    ) -> Batch:
-        return sample_linear(self, batch_size, gen, dtype=dtype, active_dims=active_dims)
-
-
-def sample_linear(
-    task: LinearTask, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
-) -> Batch:
-    """Draw ``batch_size`` prompts of ``task`` (numpy arrays of ``dtype``).
-
-    ``active_dims`` (Garg et al.'s curriculum) zeroes the covariates' later coordinates before
-    the labels are computed; the random draws are the same whatever its value.
-    """
-    b, k, d = batch_size, task.n_points, task.d
-    normal = lambda *shape: torch.randn(shape, generator=gen, dtype=dtype)
-    psi_root = task.psi**0.5 if task.psi_values is None else torch.as_tensor(task.psi_values, dtype=dtype).sqrt()
-    betas = torch.as_tensor(task.beta_star, dtype=dtype) + psi_root * normal(b, d)  # (B, d): Ψ is diagonal
-    white = normal(b, k, d)  # (B, K, d)
-    if task.covariance == "random_exponential":
-        diag = task.covariance_scale * torch.empty(b, d, dtype=dtype).exponential_(1.0, generator=gen)  # (B, d)
-        xs = white * diag.sqrt()[:, None, :]
-    elif task.covariance == "random_basis":  # H_b = U_b diag(λ) U_bᵀ, U_b Haar per prompt
-        basis = haar_orthogonal(b, d, gen, dtype)  # (B, d, d)
-        roots = basis * torch.as_tensor(task.covariance_values, dtype=dtype).sqrt()  # (B, d, d): U diag(√λ)
-        xs = white @ roots.transpose(1, 2)  # (B, K, d): x = U diag(√λ) z
-        diag = (roots**2).sum(-1)  # (B, d): the diagonal of H_b
-    elif task.covariance == "matrix":
-        h = torch.as_tensor(task.h_matrix, dtype=dtype)
-        diag = torch.diagonal(h).expand(b, d)
-        xs = white @ torch.linalg.cholesky(h).T
-    else:  # identity or diagonal: a square root that also allows zero variances
-        diag = torch.tensor(np.diag(task.h_matrix), dtype=dtype).expand(b, d)
-        xs = white * diag.sqrt()[:, None, :]
-    if task.query_covariance_values is not None:
-        query_std = torch.as_tensor(task.query_covariance_values, dtype=dtype).sqrt()
-        xs = torch.cat([xs[:, :-1], white[:, -1:] * query_std], dim=1)
-    if active_dims is not None:
-        xs[..., active_dims:] = 0.0
-    signal = torch.einsum("bkd,bd->bk", xs, betas)  # (B, K)
-    if task.label == "relu":
-        signal = signal.clamp(min=0.0)
-    ys = signal + task.sigma * normal(b, k)  # (B, K)
-    return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=betas.numpy(), covariances=diag.contiguous().numpy())

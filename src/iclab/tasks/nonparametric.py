@@ -22,9 +22,6 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import torch
-
-from iclab.tasks.base import Batch
 
 
 @dataclass(frozen=True)
@@ -75,27 +72,3 @@ class NonparametricTask:
         """λ_j = j^(−2s−1) / Σ_i i^(−2s−1), j = 1..J: (J,)."""
         raw = np.arange(1, self.n_basis + 1, dtype=np.float64) ** (-2 * self.s - 1)
         return raw / raw.sum()
-
-    def features(self, xs: torch.Tensor) -> torch.Tensor:
-        """f°(x): (..., d) → (..., J), in the dtype of ``xs``."""
-        omega, sine = (torch.as_tensor(a, dtype=xs.dtype, device=xs.device) for a in self.basis)  # (J, d) each
-        angles = 2 * torch.pi * xs[..., None, :] * omega - sine * (torch.pi / 2)  # (..., J, d)
-        factors = torch.where(omega > 0, np.sqrt(2.0) * torch.cos(angles), torch.ones_like(angles))
-        return factors.prod(dim=-1)
-
-    def sample(
-        self, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
-    ) -> Batch:
-        """Draw ``batch_size`` prompts (numpy arrays of ``dtype``); ``active_dims`` is not supported.
-
-        ``Batch.betas`` holds no x-space task vector here (β_t lives in R^J): it is NaN."""
-        if active_dims is not None and active_dims != self.d:
-            raise ValueError("nonparametric tasks have no dimension curriculum")
-        b, k, d = batch_size, self.n_points, self.d
-        scale = torch.as_tensor(np.sqrt(self.variances), dtype=dtype)
-        coefficients = torch.randn(b, self.n_basis, generator=gen, dtype=dtype) * scale  # (B, J)
-        xs = torch.rand(b, k, d, generator=gen, dtype=dtype)  # (B, K, d)
-        noise = torch.randn(b, k, generator=gen, dtype=dtype)  # (B, K)
-        ys = torch.einsum("bkj,bj->bk", self.features(xs), coefficients) + self.sigma * noise
-        variances = np.full((b, d), 1 / 12)  # of U[0, 1]
-        return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=np.full((b, d), np.nan), covariances=variances)

@@ -11,26 +11,10 @@ E[y²] = Σ cᵢ² + σ² = 1 + σ² for every task, with the information expone
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-import torch
-
-from iclab.tasks.base import Batch
-
-
-def hermite_normalised(z: torch.Tensor, degree: int) -> torch.Tensor:
-    """Heᵢ(z)/√(i!) for i = 0..degree, orthonormal under N(0, 1): (..., degree + 1).
-
-    Probabilists' Hermite recursion He_{i+1}(z) = z Heᵢ(z) − i He_{i−1}(z), normalised as it goes:
-    hᵢ₊₁ = (z hᵢ − √i hᵢ₋₁)/√(i+1).
-    """
-    values = [torch.ones_like(z), z]
-    for i in range(1, degree):
-        values.append((z * values[i] - math.sqrt(i) * values[i - 1]) / math.sqrt(i + 1))
-    return torch.stack(values[: degree + 1], dim=-1)
 
 
 @dataclass(frozen=True)
@@ -67,23 +51,3 @@ class SingleIndexTask:
         gaussian = np.random.default_rng([self.subspace_seed, self.d, self.r]).standard_normal((self.d, self.r))
         basis, upper = np.linalg.qr(gaussian)
         return basis * np.sign(np.diag(upper))  # the unique QR with a positive diagonal
-
-    def sample(
-        self, batch_size: int, gen: torch.Generator, dtype=torch.float64, active_dims: int | None = None
-    ) -> Batch:
-        """Draw ``batch_size`` prompts (numpy arrays of ``dtype``); ``active_dims`` is not supported."""
-        if active_dims is not None and active_dims != self.d:
-            raise ValueError("single-index tasks have no dimension curriculum")
-        b, k, d = batch_size, self.n_points, self.d
-        basis = torch.as_tensor(self.subspace(), dtype=dtype)  # (d, r)
-        directions = torch.randn(b, self.r, generator=gen, dtype=dtype)  # (B, r)
-        betas = (directions / directions.norm(dim=1, keepdim=True)) @ basis.T  # (B, d): uniform on S(V)
-        coefficients = torch.randn(b, self.p - self.q + 1, generator=gen, dtype=dtype)  # (B, P−Q+1)
-        coefficients = coefficients / coefficients.norm(dim=1, keepdim=True)
-        xs = torch.randn(b, k, d, generator=gen, dtype=dtype)  # (B, K, d)
-        index = torch.einsum("bkd,bd->bk", xs, betas)  # (B, K)
-        links = hermite_normalised(index, self.p)[..., self.q :]  # (B, K, P−Q+1)
-        ys = torch.einsum("bki,bi->bk", links, coefficients) + self.sigma * torch.randn(
-            b, k, generator=gen, dtype=dtype
-        )
-        return Batch(xs=xs.numpy(), ys=ys.numpy(), betas=betas.numpy(), covariances=np.ones((b, d)))

@@ -82,12 +82,20 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
     return points + [point(cfg, target, cfg["k"], target) for target in cfg["nonlinear_targets"]]
 
 
+def teacher_features(task: MeanFieldTask, xs) -> np.ndarray:
+    """f°(x) of the task's teacher on xs (N, d): (N, k)."""
+    from iclab.tasks.samplers import mean_field as sampler  # torch: the plan imports every experiment module
+
+    return sampler.teacher(task).features(xs).numpy()
+
+
 def target_features(task: MeanFieldTask, xs) -> np.ndarray:
     """What the features must span to predict the evaluated target: f°(x) (N, k), or g(x) as (N, 1)."""
-    features = task.teacher.features(xs)
+    from iclab.tasks.samplers import mean_field as sampler
+
     if task.target == "linear":
-        return features.numpy()
-    return task.labels(xs[:, None, :], None)[:, 0, None].numpy()
+        return teacher_features(task, xs)
+    return sampler.labels(task, xs[:, None, :], None)[:, 0, None].numpy()
 
 
 def global_minimum_risk(task: MeanFieldTask, k: int, xs) -> float:
@@ -95,7 +103,7 @@ def global_minimum_risk(task: MeanFieldTask, k: int, xs) -> float:
     objective L(μ): 0 when realisable; the misaligned floor when the teacher has more features (a lower
     bound for any k features); g's residual off span(f°) for a nonlinear target (not a lower bound:
     features outside span(f°) may fit g better)."""
-    teacher = task.teacher.features(xs).numpy()  # (N, k_teacher)
+    teacher = teacher_features(task, xs)  # (N, k_teacher)
     if task.target == "linear":
         return mean_field_theory.misaligned_floor(teacher.T @ teacher / len(teacher), k)
     return mean_field_theory.two_timescale_objective(teacher, target_features(task, xs))
@@ -128,7 +136,7 @@ def final_angles(inputs: TheoryInputs, label: str, xs) -> np.ndarray:
     seed; with more teacher features (misaligned) the angle of span(h_μ) inside span(f°)."""
     import torch
 
-    teacher = inputs.setting.eval_task.teacher.features(xs).numpy()
+    teacher = teacher_features(inputs.setting.eval_task, xs)
     angles = []
     for model in inputs.trained(label):
         with torch.no_grad():

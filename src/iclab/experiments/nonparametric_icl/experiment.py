@@ -97,9 +97,12 @@ def known_basis_curves(task: NonparametricTask, samples: int) -> dict[str, tuple
     every T (every setting has this task): computed once per theory job."""
     import torch  # here, not at the top: the plan imports every experiment module
 
+    from iclab.tasks.samplers.nonparametric import features as basis_features
+
     gen = torch.Generator().manual_seed(THEORY_SEED)
     n = task.n_points - 1
-    designs = task.features(torch.rand(samples, n, task.d, generator=gen, dtype=torch.float64)).numpy()  # (D, n, J)
+    xs = torch.rand(samples, n, task.d, generator=gen, dtype=torch.float64)  # (D, n, d)
+    designs = basis_features(task, xs).numpy()  # (D, n, J)
     bayes, bayes_sem = theory_np.bayes_risk_curve(designs, task.variances, task.sigma)
     m4 = theory_np.fourth_moment(designs.reshape(-1, task.n_basis), task.variances)
     args = (task.variances, task.sigma, m4)
@@ -118,7 +121,7 @@ def pretraining_risk(inputs: TheoryInputs, label: str, seed: int, bin_positions:
     """The model's risk on (up to ``pretraining_eval`` of) its own pretraining prompts, over the positions of
     ``bin_positions``: mean and s.e. over prompts."""
     from iclab.models import numpy_predictor
-    from iclab.tasks import pretraining_set
+    from iclab.tasks.samplers import pretraining_set
 
     job = inputs.setting.training_job(label, seed)
     pool = pretraining_set(job.training_task(), seed, job.train.pretraining_prompts)
@@ -135,10 +138,12 @@ def feature_coverage(inputs: TheoryInputs, label: str, seed: int, xs) -> tuple[f
     """(share of f° outside span φ weighted by the prior, largest principal angle to the leading basis functions)."""
     import torch
 
+    from iclab.tasks.samplers.nonparametric import features as basis_features
+
     task = inputs.setting.eval_task
     with torch.no_grad():
         phi = inputs.models[label, seed].module.features(xs.float()).double().numpy()  # (S, N)
-    basis = task.features(xs).numpy()  # (S, J)
+    basis = basis_features(task, xs).numpy()  # (S, J)
     m = inputs.setting.analysis["angle_functions"]
     return theory_np.feature_residual(phi, basis, task.variances), theory_np.leading_angle(phi, basis, m)
 
