@@ -92,10 +92,10 @@ def test_evaluation_scales_learners_by_prompts_and_seeds_analyses_by_prompts_and
 
 
 def test_a_tuned_baselines_construction_scales_with_its_held_out_prompts(tmp_path, tier, monkeypatch):
-    """The zero baseline taken as tuned (prompt_only.TUNED): the smoke run tunes it on SMOKE_PROMPTS held-out
+    """The zero baseline taken as tuned (tuning.TUNED): the smoke run tunes it on SMOKE_PROMPTS held-out
     prompts, the tier on HOLDOUT_PROMPTS, so its 0.3 s of construction count HOLDOUT_PROMPTS / SMOKE_PROMPTS times."""
     from iclab import cost, plan
-    from iclab.prompt_only import HOLDOUT_PROMPTS
+    from iclab.tuning import HOLDOUT_PROMPTS
 
     monkeypatch.setattr(plan, "TUNED", ("zero",))
     monkeypatch.setattr(cost, "TUNED", ("zero",))

@@ -9,7 +9,7 @@ from conftest import REPO
 
 from iclab import estimators, theory
 from iclab.__main__ import main
-from iclab.baselines import final_query_setting, lsa_optimal
+from iclab.baselines import lsa_optimal
 from iclab.config import load
 from iclab.cubes import read_cube
 from iclab.errors import CubeError
@@ -19,6 +19,7 @@ from iclab.jobs import OptimumJob
 from iclab.optima import read_optimum
 from iclab.plan import Plan, build_plan
 from iclab.tasks import LinearTask
+from iclab.tasks.linear import final_query_setting
 from iclab.tasks.samplers import batch_generator, sample
 
 TASK = LinearTask(d=3, n_points=7, beta_star=(1.0, 0.0, 0.0), psi=1.0, sigma=0.5)

@@ -15,7 +15,7 @@ import pytest
 from iclab import cluster
 from iclab.config import load
 from iclab.evaluate import predict
-from iclab.fit import FITTERS, fitter
+from iclab.fit.fitters import FITTERS, fitter
 from iclab.jobs import TrainJob
 from iclab.models import numpy_predictor
 from iclab.plan import build_plan

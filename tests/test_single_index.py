@@ -11,9 +11,10 @@ import yaml
 from conftest import REPO
 from numpy.polynomial import hermite_e
 
-from iclab import prompt_only
+from iclab import prompt_only, tuning
 from iclab.baselines import BASELINES
 from iclab.fit import two_stage
+from iclab.fit.configs import chunks
 from iclab.models.two_stage import TwoStageTransformer
 from iclab.tasks.base import STAGE1_STREAM, STAGE2_STREAM
 from iclab.tasks.samplers import SAMPLERS, batch_generator, sample
@@ -70,7 +71,7 @@ def test_two_stage_predictions_follow_the_formula_for_every_prefix():
 def stage_prompts(task, seed, stream, total, chunk):
     """The prompts of a stage (``total`` of them from ``stream``), regenerated chunk by chunk."""
     parts = [
-        sample(task, size, batch_generator(seed, stream, i)) for i, size in enumerate(two_stage.chunks(total, chunk))
+        sample(task, size, batch_generator(seed, stream, i)) for i, size in enumerate(chunks(total, chunk))
     ]
     return np.concatenate([p.xs for p in parts]), np.concatenate([p.ys for p in parts])
 
@@ -160,13 +161,14 @@ def test_each_tuned_baseline_tunes_on_the_held_out_prompts_it_is_given(monkeypat
     task = SingleIndexTask(d=3, r=2, n_points=4)
     asked = []
     draw = SAMPLERS[SingleIndexTask]
-    monkeypatch.setitem(SAMPLERS, SingleIndexTask, lambda task, n, gen, **kw: asked.append(n) or draw(task, n, gen, **kw))
+    counted = lambda task, n, gen, **kw: asked.append(n) or draw(task, n, gen, **kw)  # noqa: E731
+    monkeypatch.setitem(SAMPLERS, SingleIndexTask, counted)
     options = {} if holdout_prompts is None else {"holdout_prompts": holdout_prompts}
-    for name in prompt_only.TUNED:
+    for name in tuning.TUNED:
         extra = {"width": 8} if name == "random_features_ridge" else {}
         BASELINES[name](task, **extra, **options)
-    expected = prompt_only.HOLDOUT_PROMPTS if holdout_prompts is None else holdout_prompts
-    assert asked == [expected] * len(prompt_only.TUNED)
+    expected = tuning.HOLDOUT_PROMPTS if holdout_prompts is None else holdout_prompts
+    assert asked == [expected] * len(tuning.TUNED)
 
 
 def test_all_queries_loss_is_the_mean_of_the_last_query_losses_over_every_choice_of_query():

@@ -16,7 +16,7 @@ from conftest import REPO, hand_gamma_inverse, hand_theorem8_limit
 from iclab.config import load
 from iclab.experiments import experiment
 from iclab.experiments.base import Setting, TheoryInputs
-from iclab.fit import fitter
+from iclab.fit.fitters import fitter
 from iclab.jobs import TrainJob
 from iclab.models.linear import LinearSelfAttention
 from iclab.plan import build_plan

@@ -144,7 +144,7 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
     """Train ``job`` (a ``TrainJob``) into ``staging/<hash>.nc`` unless a finished cube of its spec is there."""
     from iclab.atomic import remove_leftovers
     from iclab.cubes import cube_spec, read_cube
-    from iclab.fit import fitter
+    from iclab.fit.fitters import fitter
     from iclab.trained import MODEL_KIND, save_model
 
     out = staging / f"{job.hash}.nc"

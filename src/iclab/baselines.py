@@ -15,9 +15,11 @@ from iclab import estimators, prompt_only, theory
 from iclab.models.mean_field import optimal_gamma
 from iclab.models.prompts import attention_readout, context_means
 from iclab.tasks import HOLDOUT_STREAM, LinearTask, MeanFieldTask, NonparametricTask
+from iclab.tasks.linear import final_query_setting
 from iclab.tasks.samplers import batch_generator, sample
 from iclab.tasks.samplers.mean_field import teacher
 from iclab.tasks.samplers.nonparametric import features as basis_features
+from iclab.tuning import HOLDOUT_SEED
 
 Predictor = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -33,13 +35,6 @@ def bayes(task: LinearTask) -> Predictor:
     """Posterior mean under the task's prior N(β*, Ψ) and noise σ (a linear-Gaussian model)."""
     beta_star, psi, sigma = np.asarray(task.beta_star), task.psi_matrix, effective_sigma(task)
     return lambda xs, ys: estimators.bayes(xs, ys, beta_star=beta_star, psi=psi, sigma=sigma)
-
-
-def final_query_setting(task: LinearTask) -> dict:
-    """The task as the keyword arguments of the Zhang, Wu, Bartlett closed forms, at its final query n = K − 1."""
-    return dict(
-        beta_star=np.asarray(task.beta_star), psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=task.n_points - 1
-    )
 
 
 def gd_beta_optimal(task: LinearTask) -> Predictor:
@@ -94,7 +89,7 @@ def teacher_attention(task: MeanFieldTask) -> Predictor:
     features f° with the closed-form Γ* of 2048 held-out prompts of the task at its final query."""
     if not isinstance(task, MeanFieldTask):
         raise ValueError("the teacher_attention baseline needs a mean_field task")
-    holdout = sample(task, 2048, batch_generator(prompt_only.HOLDOUT_SEED, HOLDOUT_STREAM, 0))
+    holdout = sample(task, 2048, batch_generator(HOLDOUT_SEED, HOLDOUT_STREAM, 0))
     xs, ys = torch.as_tensor(holdout.xs), torch.as_tensor(holdout.ys)
     features = teacher(task).features(xs)  # (B, K, k)
     gamma = optimal_gamma(context_means(features, ys)[:, -1], features[:, -1], ys[:, -1], ridge=1e-9)  # Γ* (k, k)

@@ -9,7 +9,7 @@ evaluations by experiment and sweep point, data sets by task and stream) and pro
 - evaluation: each learner's measured prediction seconds (``evaluate.PREDICTED_LINE``) × the tier's prompts over
   the smoke's, for every seed; the experiment's analyses × the prompts read; the baselines' construction
   (``evaluate.BUILT_LINE``) as measured (a BFGS) or × the held-out prompts over the smoke's (the tuning of
-  ``prompt_only.TUNED``); the rest (start-up, loading) as measured;
+  ``tuning.TUNED``); the rest (start-up, loading) as measured;
 - data: start-up as measured, sampling × the prompts;
 - theory, aggregation, figures, tables and claims: as measured (their work does not grow with what a smoke run caps).
 
@@ -39,7 +39,7 @@ from iclab.atomic import write_text
 from iclab.experiments.base import Setting
 from iclab.hashing import canonical_json
 from iclab.plan import Plan
-from iclab.prompt_only import HOLDOUT_PROMPTS, TUNED
+from iclab.tuning import HOLDOUT_PROMPTS, TUNED
 from iclab.smoke import shape_key
 
 PROGRESS = re.compile(

@@ -11,8 +11,12 @@ from typing import Any
 
 from iclab.fit import train_config
 from iclab.hashing import spec_hash
-from iclab.models import learner_label
 from iclab.tasks import DATA_STREAMS, Task, task_from_dict
+
+
+def learner_label(spec: dict[str, Any]) -> str:
+    """The name a trained model goes by in cubes and figures: ``label`` if given, else its ``name``."""
+    return spec.get("label", spec["name"])
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ def train_fields(cfg: Any) -> dict[str, Any]:
 class TrainJob:
     """Everything that determines a trained model; its hash names the model.
 
-    ``train`` is the typed config of the model's fitter (``iclab.fit.FITTERS``)."""
+    ``train`` is the typed config of the model's fitter (``iclab.fit.configs.CONFIGS``)."""
 
     model: dict[str, Any]
     task: dict[str, Any]

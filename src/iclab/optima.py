@@ -10,11 +10,11 @@ import numpy as np
 import xarray as xr
 
 from iclab import theory
-from iclab.baselines import final_query_setting
 from iclab.cubes import OPTIMUM_KIND, read_cube, write_cube
 from iclab.errors import CubeError
 from iclab.jobs import OptimumJob
 from iclab.tasks import LinearTask, task_from_dict
+from iclab.tasks.linear import final_query_setting
 
 
 def compute_optimum(job: OptimumJob) -> theory.LSAOptimum:

@@ -16,7 +16,7 @@ from iclab.experiments import registry
 from iclab.experiments.base import Setting, SweepPoint, sweep_order
 from iclab.hashing import canonical_json, spec_hash
 from iclab.jobs import DataJob, OptimumJob, TrainJob
-from iclab.prompt_only import TUNED
+from iclab.tuning import TUNED
 
 
 # Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of every such model with
@@ -101,7 +101,7 @@ def group_key(job: TrainJob) -> str:
 
 def with_holdout_prompts(analysis: dict[str, Any], baselines: list[str], evaluation: dict[str, Any]) -> dict[str, Any]:
     """``analysis`` with the config's ``evaluation.holdout_prompts``, where it is set, in the options of each tuned
-    baseline (``prompt_only.TUNED``); unchanged (and so every hash) where it is not."""
+    baseline (``tuning.TUNED``); unchanged (and so every hash) where it is not."""
     tuned = [name for name in baselines if name in TUNED]
     if "holdout_prompts" not in evaluation or not tuned:
         return analysis

@@ -18,11 +18,10 @@ import torch
 
 from iclab.tasks import HOLDOUT_STREAM
 from iclab.tasks.samplers import batch_generator, sample
+from iclab.tuning import HOLDOUT_PROMPTS, HOLDOUT_SEED
 
 log = logging.getLogger("iclab.prompt_only")
 
-HOLDOUT_SEED = 0
-HOLDOUT_PROMPTS = 512
 KRR_BANDWIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)  # h²/d: ‖x − x'‖² ≈ 2d for x ~ N(0, I_d)
 KRR_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 NET_WIDTH = 64
@@ -231,6 +230,3 @@ def random_features_ridge(task: Any, width: int, holdout_prompts: int = HOLDOUT_
         holdout_prompts,
     )
 
-
-# The baselines tuned on held-out prompts: each takes ``holdout_prompts`` (a smoke run caps it).
-TUNED = ("krr", "two_layer_net", "random_features_ridge")

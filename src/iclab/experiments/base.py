@@ -26,17 +26,18 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from iclab.experiments import ExperimentError
 from iclab.hashing import spec_hash
-from iclab.jobs import TrainJob
-from iclab.models import learner_label
+from iclab.jobs import TrainJob, learner_label
 from iclab.tasks import Batch, Task, task_from_dict
-from iclab.trained import TrainedModel
+
+if TYPE_CHECKING:  # the plan imports this module: no torch at run time
+    from iclab.trained import TrainedModel
 
 
 @dataclass(frozen=True)

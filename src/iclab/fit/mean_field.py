@@ -27,13 +27,14 @@ Static and modified models store, at snapshots and at the end, the Γ* of ``gamm
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from iclab.checkpoints import load_checkpoint, save_checkpoint
+from iclab.fit.configs import MeanFieldTrainConfig
 from iclab.fit.sgd import Snapshots, check_loss, due, training_record
 from iclab.models import build_model, default_device
 from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
@@ -42,36 +43,6 @@ from iclab.tasks import BIRTH_DEATH_STREAM, GAMMA_STREAM, Task, task_from_dict
 from iclab.tasks.samplers import batch_generator, sample, train_batch
 
 log = logging.getLogger("iclab.fit.mean_field")
-
-VARIANTS = ("attention", "static", "modified")
-
-
-@dataclass(frozen=True)
-class MeanFieldTrainConfig:
-    steps: int
-    batch_size: int
-    lr: float  # mean-field time per step of the particles
-    variant: str  # attention | static | modified
-    gamma_lr: float = 0.1  # attention: Γ's step size
-    gamma_ridge: float = 1e-6  # static, modified: ridge of the closed-form Γ*
-    gamma_prompts: int = 2048  # static, modified: prompts of the stored Γ*
-    birth_death_rate: float = 0.0  # modified
-    perturbation: float = 0.0  # modified: std of the Gaussian added to each particle coordinate per step
-    divergence_factor: float = 1e4
-    snapshot_every: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"train.variant {self.variant!r} unknown; allowed: {', '.join(VARIANTS)}")
-        if self.variant != "modified" and (self.birth_death_rate or self.perturbation):
-            raise ValueError(
-                f"train.birth_death_rate and train.perturbation belong to variant modified, not {self.variant}"
-            )
-
-    @property
-    def closed_form_gamma(self) -> bool:
-        return self.variant in ("static", "modified")
-
 
 def batch_loss(model: MeanFieldTransformer, xs: torch.Tensor, ys: torch.Tensor, cfg: MeanFieldTrainConfig):
     """Mean squared error at the final query; static and modified first set Γ to the batch's Γ*."""

@@ -18,32 +18,14 @@ import xarray as xr
 from torch import nn
 
 from iclab.checkpoints import load_checkpoint, save_checkpoint
-from iclab.config import schema_default
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
+from iclab.fit.configs import TrainConfig
 from iclab.models import build_model, default_device
 from iclab.progress import Progress
 from iclab.tasks import Batch, Task, task_from_dict
 from iclab.tasks.samplers import pretraining_batch, pretraining_set, train_batch
 
 log = logging.getLogger("iclab.fit.sgd")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    steps: int
-    batch_size: int
-    lr: float
-    optimizer: str = schema_default("train", "optimizer")  # adam | sgd
-    schedule: str = schema_default("train", "schedule")  # constant | cosine (to 0 at the last step)
-    loss_positions: str = schema_default("train", "loss_positions")  # last: the final query | all: every position
-    grad_clip: float | None = None
-    divergence_factor: float = schema_default("divergence_factor")  # loss above this multiple of its start
-    snapshot_every: int | None = None  # keep every parameter each this many steps (and at 0 and the end)
-    curriculum: dict[str, Any] | None = (
-        None  # Garg et al.: {"dims": [start, step], "points": [start, step], "every": n}
-    )
-    pretraining_prompts: int | None = None  # T: batches drawn from T fixed prompts (many epochs), not fresh ones
-    precision: str = schema_default("train", "precision")  # float32 | bfloat16: autocast of the forward pass and loss
 
 
 def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]:

@@ -31,36 +31,13 @@ import torch
 import xarray as xr
 
 from iclab.checkpoints import load_checkpoint, save_checkpoint
-from iclab.config import schema_default
+from iclab.fit.configs import TwoStageConfig
 from iclab.models.two_stage import TwoStageTransformer
 from iclab.progress import Progress
 from iclab.tasks import INIT_STREAM, STAGE1_STREAM, STAGE2_STREAM, SingleIndexTask, task_from_dict
 from iclab.tasks.samplers import batch_generator, sample
 
 log = logging.getLogger("iclab.fit.two_stage")
-
-STAGE1_QUERIES = ("last", "all")
-
-
-@dataclass(frozen=True)
-class TwoStageConfig:
-    t1: int  # pretraining prompts of the stage-1 gradient step
-    t2: int  # pretraining prompts of the stage-2 ridge fit (0: stop after stage 1)
-    ridge: float  # λ₂ of stage 2
-    eta: float = schema_default("stage1_eta")  # stage-1 step size η
-    weight_decay: float = schema_default("stage1_weight_decay")  # stage-1 weight decay λ
-    chunk: int = schema_default("fit_chunk")  # prompts per chunk
-    stage1_queries: str = schema_default("stage1_queries")  # "last": the paper's loss; "all": every point in turn
-    max_chunks: int | None = None  # a smoke run (iclab.smoke): each stage stops after this many chunks
-
-    def __post_init__(self):
-        if self.stage1_queries not in STAGE1_QUERIES:
-            raise ValueError(f"stage1_queries={self.stage1_queries!r}: allowed {list(STAGE1_QUERIES)}")
-
-    def stage_chunks(self, prompts: int) -> list[int]:
-        """Sizes of the chunks a stage of ``prompts`` prompts feeds (the first ``max_chunks`` in a smoke run)."""
-        return chunks(prompts, self.chunk)[: self.max_chunks]
-
 
 def initial_model(task: SingleIndexTask, width: int, seed: int) -> TwoStageTransformer:
     """wⱼ ~ Unif(S^{d−1}), b = 0, Γ = diag(±1)/m, from (seed, INIT_STREAM)."""
@@ -74,9 +51,7 @@ def initial_model(task: SingleIndexTask, width: int, seed: int) -> TwoStageTrans
     return model
 
 
-def chunks(total: int, size: int) -> list[int]:
-    """Sizes of the chunks that make up ``total`` prompts."""
-    return [min(size, total - start) for start in range(0, total, size)]
+
 
 
 def prompts(task: SingleIndexTask, seed: int, stream: int, index: int, size: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -42,11 +42,6 @@ MODEL_BUILDERS: dict[str, Callable[..., nn.Module]] = {
 MODEL_NAMES = tuple(MODEL_BUILDERS)
 
 
-def learner_label(spec: dict[str, Any]) -> str:
-    """The name a trained model goes by in cubes and figures: ``label`` if given, else its ``name``."""
-    return spec.get("label", spec["name"])
-
-
 def build_model(spec: dict[str, Any], d: int) -> nn.Module:
     """Build the model named by ``spec['name']`` for covariate dimension ``d``."""
     options = {k: v for k, v in spec.items() if k not in ("name", "label")}

@@ -136,3 +136,9 @@ class LinearTask:
         if self.covariance in RANDOM_KINDS:
             raise ValueError(f"covariance {self.covariance!r} has no fixed H: it is drawn per prompt")
         return self.covariance_scale * self.fixed_covariance_raw()
+
+
+def final_query_setting(task: LinearTask) -> dict:
+    """The task as the keyword arguments of the Zhang, Wu, Bartlett closed forms, at its final query n = K − 1."""
+    beta_star = np.asarray(task.beta_star)
+    return dict(beta_star=beta_star, psi=task.psi_matrix, h=task.h_matrix, sigma=task.sigma, n=task.n_points - 1)

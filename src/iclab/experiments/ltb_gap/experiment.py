@@ -15,9 +15,9 @@ import numpy as np
 import xarray as xr
 
 from iclab import theory as closed_form
-from iclab.baselines import final_query_setting
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
 from iclab.tasks import LinearTask
+from iclab.tasks.linear import final_query_setting
 
 THEORY = ("gd_beta_optimum", "lsa_optimum", "bayes")
 TRAINED_INIT = {"lsa": True, "ltb": True, "gd_beta": False}  # GD-β starts at 0 (no symmetry to break)

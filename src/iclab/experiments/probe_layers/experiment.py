@@ -22,7 +22,6 @@ from iclab import estimators
 from iclab.errors import ExperimentError
 from iclab.experiments.base import DataRequest, Evaluation, Experiment, SweepPoint, gpt2_spec
 from iclab.intervals import mean_and_sem
-from iclab.models import numpy_layer_states
 from iclab.probing import probe_predictions
 from iclab.tasks import LinearTask
 from iclab.tasks.linear import ill_conditioned_spectrum
@@ -88,6 +87,8 @@ def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:
 
 def layer_predictions(evaluation: Evaluation, label: str) -> np.ndarray:
     """Every layer's probe of learner ``label`` on the evaluation prompts, for every seed: (S, L+1, B, K)."""
+    from iclab.models import numpy_layer_states  # torch: the plan imports every experiment module
+
     batch, fit = evaluation.batch, evaluation.data["probe"]
     return np.stack(
         [

@@ -18,7 +18,6 @@ import xarray as xr
 from iclab import estimators
 from iclab.experiments.base import Evaluation, Experiment
 from iclab.experiments.probe_layers.experiment import CHUNK, PROBED, check_gd_lr, pad_layers, sweep
-from iclab.models import numpy_layer_states, numpy_query_layer_states
 from iclab.probing import fit_readouts_in_chunks, readouts_in_chunks
 from iclab.intervals import PROMPT_GROUPS
 from iclab.similarity import errors_similarity_groups, induced_weights, weights_similarity
@@ -43,6 +42,8 @@ def fresh_queries(evaluation: Evaluation, n_prompts: int) -> np.ndarray:
 def model_similarities(evaluation: Evaluation, model, algorithms: dict, queries: np.ndarray) -> dict[str, np.ndarray]:
     """One trained model's layers (and output) against every algorithm: name → (L+1, J) or (J,), and the
     Similarities of Errors per group of prompts: (L+1, J, G) or (J, G)."""
+    from iclab.models import numpy_layer_states, numpy_query_layer_states  # torch: the plan imports this module
+
     batch, fit, w = evaluation.batch, evaluation.data["probe"], len(queries)
     states = numpy_layer_states(model.module, CHUNK)
     readouts = fit_readouts_in_chunks(states, fit.xs, fit.ys)  # (L+1, E+1)
