@@ -198,6 +198,25 @@ def test_the_bootstrap_resamples_prompt_groups_with_the_same_draws_for_both_side
     assert difference(same, same).interval() == (0.0, 0.0)
 
 
+def test_the_bootstrap_draws_every_prompt_group_as_often_as_chance_and_each_seed_on_its_own_values():
+    """Group j of 32 marked at every seed (seed s's value 32·(s + 1) in group j, 0 elsewhere): a draw's mean is
+    (s + 1) × the times j was drawn, Binomial(32, 1/32), mean 1 and variance 31/32. Over the 1000 draws every group's
+    mean count is 1 within 4 binomial standard errors (a group never drawn gives 0), and seed 2's replicates are
+    twice seed 1's (the same draws, each seed's own values)."""
+    from iclab.claims import BOOTSTRAP_RESAMPLES, bootstrapped
+
+    g = 32
+    marks = g * np.eye(g)[None] * np.array([1.0, 2.0])[:, None, None]  # (seed, grid j, prompt_group)
+    groups = xr.DataArray(marks, dims=("seed", "grid", "prompt_group"))
+    se = np.sqrt((1 - 1 / g) / BOOTSTRAP_RESAMPLES)
+    for j in range(g):
+        replicates = np.array(bootstrapped(groups, lambda x: x[..., j]).replicates)  # (seed, R)
+        assert replicates.shape == (2, BOOTSTRAP_RESAMPLES)
+        assert abs(replicates[0].mean() - 1) < 4 * se, j
+        np.testing.assert_array_equal(replicates[1], 2 * replicates[0])
+        assert set(np.unique(replicates[0])) <= set(range(g + 1))  # whole counts: groups drawn, not weighted
+
+
 def three_seeds(rng, truth: float, seed_effects: np.ndarray, prompt_noise: np.ndarray) -> xr.DataArray:
     """Similarities per seed and prompt group: the truth, each seed's training effect, the prompts' noise (common to
     the seeds: one evaluation set) and a little of each seed's own: (seed, grid, prompt_group)."""
@@ -322,6 +341,53 @@ def test_holm_steps_down_from_the_smallest_p():
     assert [row.verdict for row in rows] == ["holds", "holds", "inconclusive"]
     assert holm_verdicts(rows) == ["inconclusive", "holds", "inconclusive"]
     assert holm_verdicts(rows[:1]) == ["holds"]  # alone, 0.02 ≤ 0.025
+
+
+def family(p_values: tuple[float, ...], failing: tuple[int, ...] = ()) -> list[Claim]:
+    """Rows 'm < 0' whose one-sided p-values are ``p_values``; the rows at ``failing`` point the other way (their
+    interval lies above 0: the verdict they decide is "fails", with the same p)."""
+    return [normal_claim(stats.norm.ppf(p) * (-1 if i in failing else 1), 1.0) for i, p in enumerate(p_values)]
+
+
+# Holm at a family-wise 2.5% (α = 0.025): the k-th smallest p (from 0) of m rows is judged at α / (m − k) while every
+# smaller one passed its own; Bonferroni judges every row at α / m. Each family's verdicts are worked out by hand
+# beside it; the rows are listed out of order, and some point the other way ("fails").
+HOLM_FAMILIES = [
+    # m = 2: thresholds 0.0125, 0.025. Holm: both pass. Bonferroni (0.0125 each): only 0.001.
+    ((0.001, 0.02), (), ["holds", "holds"]),
+    ((0.02, 0.001), (0,), ["fails", "holds"]),
+    # m = 3: thresholds 0.00833, 0.0125, 0.025
+    ((0.011, 0.009, 0.02), (), ["inconclusive"] * 3),  # stops at the first: 0.009 > 0.00833 (0.02 alone would pass)
+    ((0.02, 0.008, 0.013), (), ["inconclusive", "holds", "inconclusive"]),  # stops at the second: 0.013 > 0.0125
+    ((0.008, 0.026, 0.012), (1,), ["holds", "inconclusive", "holds"]),  # stops at the third: 0.026 > 0.025
+    ((0.024, 0.012, 0.008), (0,), ["fails", "holds", "holds"]),  # all pass; Bonferroni (0.00833): only 0.008
+    # m = 4: thresholds 0.00625, 0.00833, 0.0125, 0.025
+    ((0.0085, 0.006, 0.02, 0.01), (), ["inconclusive", "holds", "inconclusive", "inconclusive"]),  # stops at 2nd
+    ((0.006, 0.03, 0.012, 0.008), (2,), ["holds", "inconclusive", "fails", "holds"]),  # stops at the fourth
+    # m = 5: thresholds 0.005, 0.00625, 0.00833, 0.0125, 0.025
+    ((0.024, 0.004, 0.0084, 0.006, 0.012), (), ["inconclusive", "holds", "inconclusive", "holds", "inconclusive"]),
+    ((0.004, 0.006, 0.008, 0.012, 0.024), (4,), ["holds", "holds", "holds", "holds", "fails"]),  # Bonferroni: 1
+    ((0.004, 0.006, 0.008, 0.026, 0.012), (), ["holds", "holds", "holds", "inconclusive", "holds"]),
+]
+
+
+@pytest.mark.parametrize("p_values, failing, verdicts", HOLM_FAMILIES)
+def test_holm_steps_down_and_stops_where_worked_out_by_hand(p_values, failing, verdicts):
+    from iclab.claims import HOLM_ALPHA, holm_verdicts
+
+    assert HOLM_ALPHA == pytest.approx(0.025)
+    rows = family(p_values, failing)
+    assert [row.decision_p for row in rows] == pytest.approx(p_values, rel=1e-6)
+    assert holm_verdicts(rows) == verdicts
+
+
+def test_holm_decides_more_than_bonferroni_where_the_step_down_reaches_further():
+    """p = (0.001, 0.02) at 2.5%: Bonferroni judges 0.02 at 0.0125 (inconclusive), Holm at 0.025 after 0.001 passed."""
+    from iclab.claims import holm_verdicts
+
+    rows = family((0.001, 0.02))
+    bonferroni = [row.verdict_at(1 - 2 * 0.025 / 2) for row in rows]
+    assert bonferroni == ["holds", "inconclusive"] and holm_verdicts(rows) == ["holds", "holds"]
 
 
 def test_holm_keeps_the_family_wise_error_at_its_rate():

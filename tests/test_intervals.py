@@ -135,3 +135,18 @@ def test_the_ratio_of_two_means_has_the_delta_methods_error_by_monte_carlo():
     truth = (0.3**2 + 0.2**2) / 1.0  # E(0.3 t + 0.2 u)² / E t²
     assert np.std(ratios) == pytest.approx(np.mean(sems), rel=0.1)
     assert 0.93 <= np.mean(np.abs(ratios - truth) <= 1.96 * sems) <= 0.97
+
+
+def test_the_prompt_bootstrap_draws_every_prompt_as_often_as_chance():
+    """32 prompts, position k's error 32 on prompt k and 0 elsewhere: a resample's mean at k is the times prompt k was
+    drawn, Binomial(32, 1/32). Every position's 90% band is then the binomial's quantiles: 0 to 3 (scipy), so a
+    prompt never drawn (its band 0 to 0) or drawn twice as often (its band reaching 5) fails."""
+    from scipy import stats
+
+    from iclab.intervals import BOOTSTRAP_LEVEL, bootstrap_band
+
+    b = 32
+    low, high = bootstrap_band(b * np.eye(b))  # (K,), (K,)
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    expected_low, expected_high = stats.binom.ppf([tail, 1 - tail], b, 1 / b)  # 0 and 3
+    assert np.all(np.abs(low - expected_low) <= 0.5) and np.all(np.abs(high - expected_high) <= 0.5), (low, high)
