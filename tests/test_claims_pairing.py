@@ -1,0 +1,183 @@
+"""Which learner each claim row reads: every experiment whose claims pair a trained model with a limit or an optimum,
+run on a hand-built cube of 3 seeds in which the right partner and every wrong one give different verdicts.
+
+Each cube has, per group of prompts, a difficulty shared by every learner and seed (one evaluation set: sd 0.8 a
+group, so that unpaired, against the exact value, a row's interval is ~±0.28, wider than any 5% margin here), each
+learner's own mean at each sweep point (set apart by ≥ 0.2 from every other learner's, and from its own at another
+point), and for trained learners a little noise per seed (sd 0.004). A row that reads the right learners holds; one
+paired with another learner, another sweep point or the exact value (unpaired) does not. Each mutation of a claims
+module that pairs a row with another predictor (the LTB with the LSA's optimum, a shift with the base condition's
+limit, the limit with least squares, no partner) fails here."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from iclab import experiments
+from iclab.claims import Claim, exact, over_seeds
+
+SEEDS, GROUPS = 3, 32
+PROMPT_SD, SEED_SD = 0.8, 0.004
+
+
+def paired_cube(rng, sweep: dict[str, list], learners: dict[str, str], mean) -> xr.Dataset:
+    """risk, risk_sem, risk_groups over (*sweep, learner, seed, [prompt_group]) and query_risk(_sem) at the last
+    position: ``sweep`` the cube's sweep dimensions with ``position`` last, ``learners`` name → kind ("trained" or
+    "baseline"), ``mean(learner, point)`` the learner's value at a sweep point (a dict)."""
+    shape = [len(values) for values in sweep.values()]
+    prompts = PROMPT_SD * rng.standard_normal(shape + [1, GROUPS])  # (*sweep, seed, G): shared by all learners
+    per_learner = []
+    for name, kind in learners.items():
+        means = np.reshape([mean(name, dict(zip(sweep, point))) for point in itertools.product(*sweep.values())],
+                           shape)  # (*sweep,)
+        seeds = SEED_SD * rng.standard_normal(shape + [SEEDS]) if kind == "trained" else np.zeros(shape + [SEEDS])
+        per_learner.append(means[..., None, None] + seeds[..., None] + prompts)  # (*sweep, S, G)
+    dims = (*sweep, "learner", "seed", "prompt_group")
+    groups = xr.DataArray(np.stack(per_learner, axis=len(shape)), dims=dims,  # (*sweep, L, S, G)
+                          coords={**sweep, "learner": list(learners), "seed": range(SEEDS)})
+    groups = groups.transpose(*(d for d in dims if d not in ("position", "prompt_group")), "position", "prompt_group")
+    truths = xr.DataArray(np.stack([[mean(name, dict(zip(sweep, point))) for name in learners]
+                                    for point in itertools.product(*sweep.values())]).reshape(shape + [len(learners)]),
+                          dims=(*sweep, "learner"))  # (*sweep, L): each learner's mean without the prompts' error
+    risk = groups.mean("prompt_group")
+    risk_sem = groups.std("prompt_group", ddof=1) / np.sqrt(GROUPS)
+    last = {"position": sweep["position"][-1]}
+    return xr.Dataset(
+        {"risk": risk, "risk_sem": risk_sem, "risk_groups": groups, "truth": truths, "query_risk": risk.sel(last, drop=True),
+         "query_risk_sem": risk_sem.sel(last, drop=True)},
+        coords={"learner_kind": ("learner", list(learners.values()))},
+    )
+
+
+def means_at(cube: xr.Dataset, learner: str, **point) -> tuple[float, ...]:
+    """A learner's risk per seed at ``point`` (one value for a baseline)."""
+    values = cube.risk.sel(learner=learner, **point).transpose("seed").values
+    return tuple(values) if str(cube.learner_kind.sel(learner=learner).values) == "trained" else (values[0],)
+
+
+def estimate(cube: xr.Dataset, learner: str, prompts: str, **point):
+    """What a claim reads for ``learner`` at ``point``: its risk per seed, paired by the groups of ``prompts``."""
+    at = {"learner": learner, **point}
+    return over_seeds(cube.risk.sel(at), cube.risk_sem.sel(at), prompts, cube.risk_groups.sel(at))
+
+
+def check_rows(rows: list[Claim], cube: xr.Dataset, expected: dict[str, tuple[tuple, tuple]]) -> None:
+    """Each row named in ``expected`` (a fragment of its claim → the (learner, point) its measured side reads and the
+    (learner, point) it is paired with) reads exactly those values, paired prompt by prompt, and holds; a wrong
+    partner (each other learner at the point, or the right one at another point) or none (the exact value alone)
+    would not hold."""
+    for fragment, ((learner, point), (partner, partner_point)) in expected.items():
+        (row,) = [row for row in rows if fragment in row.claim]
+        assert row.measured.per_seed == pytest.approx(means_at(cube, learner, **point)), fragment
+        assert row.expected.per_seed == pytest.approx(means_at(cube, partner, **partner_point)), fragment
+        assert row.expected.groups is not None, f"{fragment}: not paired prompt by prompt"
+        assert row.verdict == "holds", (fragment, row.difference.interval(), row.margin)
+        wrong = [(other, partner_point) for other in cube.learner.values if other not in (learner, partner)]
+        wrong += [(partner, other) for other in other_points(cube, partner_point)]
+        truth = exact(float(cube.truth.sel(learner=partner, **partner_point)))
+        for mispaired in [estimate(cube, other, row.expected.prompts, **at) for other, at in wrong] + [truth]:
+            claim = Claim(row.claim, row.source, row.measured, row.relation, mispaired, row.basis, row.margin,
+                          row.margin_source)
+            assert claim.verdict != "holds", (fragment, mispaired)
+
+
+def other_points(cube: xr.Dataset, point: dict) -> list[dict]:
+    """The same point with one sweep coordinate moved to another of its values (a row read at the wrong point)."""
+    moved = []
+    for dim, value in point.items():
+        moved += [point | {dim: other} for other in cube[dim].values.tolist() if other != value]
+    return moved
+
+
+def ltb_gap_cube(rng) -> xr.Dataset:
+    """ltb_gap at ‖β*‖ ∈ {0, 2}, n ∈ {10, 20}: the LTB at the GD-β optimum (1.0 at the top), the LSA at its class's
+    (1.4); at β* = 0 the LSA at GD-β's (0.8), where its class's predictor is set apart (1.1; in theory they meet
+    there) so that the two partners give different verdicts; every value × 1.5 at n = 10."""
+    top = {"ltb": 1.0, "lsa": 1.4, "gd_beta": 1.9, "gd_beta_optimal": 1.0, "lsa_optimal": 1.4, "ols": 2.4,
+           "zero": 3.0}
+    zero = {"ltb": 0.6, "lsa": 0.8, "gd_beta": 1.5, "gd_beta_optimal": 0.8, "lsa_optimal": 1.1, "ols": 2.4,
+            "zero": 2.0}
+    kinds = {name: "trained" if name in ("ltb", "lsa", "gd_beta") else "baseline" for name in top}
+
+    def mean(learner, point):
+        return (top if point["beta_star_norm"] else zero)[learner] * (1.5 if point["n"] == 10 else 1.0)
+
+    cube = paired_cube(rng, {"beta_star_norm": [0.0, 2.0], "n": [10, 20], "position": [20]}, kinds, mean)
+    theory = {"gd_beta_optimum": "gd_beta_optimal", "lsa_optimum": "lsa_optimal", "bayes": "zero"}
+    exact = [[[mean(learner, {"beta_star_norm": b, "n": n}) for learner in theory.values()] for n in (10, 20)]
+             for b in (0.0, 2.0)]
+    return cube.assign(theory_risk=(("beta_star_norm", "n", "theory"), exact),
+                       theory_risk_sem=(("beta_star_norm", "n", "theory"), np.zeros_like(exact))
+                       ).assign_coords(theory=list(theory))
+
+
+def test_ltb_gap_pairs_each_trained_model_with_the_predictor_at_the_optimum_its_claim_names():
+    cube = ltb_gap_cube(np.random.default_rng(1))
+    rows = experiments.claims("ltb_gap", cube)
+    top, zero = ({"beta_star_norm": norm, "n": 20, "position": 20} for norm in (2.0, 0.0))
+    check_rows(rows, cube, {
+        "trained LTB reaches the GD-β optimum": (("ltb", top), ("gd_beta_optimal", top)),
+        "trained LSA reaches the LSA class's optimum": (("lsa", top), ("lsa_optimal", top)),
+        "with β* = 0 the trained LSA reaches the GD-β optimum": (("lsa", zero), ("gd_beta_optimal", zero)),
+    })
+    assert len(rows) == 4  # and the verification against GD-β's exact optimum
+
+
+def limit_cube(rng, sweep: dict[str, list], learners: dict[str, str], mean) -> xr.Dataset:
+    """A cube with the trained LSA, its limit predictor on the same prompts and decoys, and the limit's exact error
+    (``theory_error``) over the sweep, at every position the learners' means."""
+    cube = paired_cube(rng, sweep, learners, mean)
+    return cube.assign(theory_error=cube.truth.sel(learner="lsa_limit", drop=True))
+
+
+def test_lsa_rates_pairs_the_trained_lsa_with_its_limit_at_the_largest_n_and_m():
+    def mean(learner, point):
+        base = {"lsa": 1.0, "lsa_limit": 1.0, "ols": 1.5}[learner]
+        return base * (2.0 if point["n"] == 10 else 1.0) * (1.0 if point["position"] == 40 else 1.4)
+
+    cube = limit_cube(np.random.default_rng(2), {"n": [10, 20], "position": [20, 40]},
+                      {"lsa": "trained", "lsa_limit": "baseline", "ols": "baseline"}, mean)
+    floors = np.array([0.2, 0.05])  # (n,): the slope row's exact and per-seed floors
+    cube = cube.assign(theory_floor=("n", floors),
+                       trained_theory_floor=(("n", "seed"), floors[:, None] * (1 + 0.01 * np.arange(SEEDS))))
+    rows = experiments.claims("lsa_rates", cube)
+    at = {"n": 20, "position": 40}
+    check_rows(rows, cube, {"the trained LSA's error is that of the limit": (("lsa", at), ("lsa_limit", at))})
+
+
+def test_lsa_shifts_pairs_the_trained_lsa_with_its_limit_under_each_shift():
+    conditions = ["covariate c=1", "covariate c=2", "query covariance", "relu labels"]
+    limits = dict(zip(conditions, (1.0, 3.0, 1.6, 2.2)))
+
+    def mean(learner, point):
+        limit = limits[point["condition"]] * (1.0 if point["position"] == 10 else 1.5)
+        return {"lsa": limit, "lsa_limit": limit, "gpt2": 0.5 * limit, "ols": limit + 0.5}[learner]
+
+    learners = {"lsa": "trained", "gpt2": "trained", "ols": "baseline", "lsa_limit": "baseline"}
+    cube = limit_cube(np.random.default_rng(3), {"condition": conditions, "position": [5, 10]}, learners, mean)
+    cube = cube.assign(covariate_scale=("condition", [1.0, 2.0, np.nan, np.nan]), train_n=("condition", [10] * 4))
+    rows = experiments.claims("lsa_shifts", cube)
+    check_rows(rows, cube, {
+        what: (("lsa", at), ("lsa_limit", at))
+        for what, at in (("under covariate scaling c = 2", {"condition": "covariate c=2", "position": 10}),
+                         ("with a shifted query covariance", {"condition": "query covariance", "position": 10}),
+                         ("with ReLU labels", {"condition": "relu labels", "position": 10}))
+    })
+
+
+def test_random_covariance_pairs_the_trained_lsa_with_the_limit_model():
+    def mean(learner, point):
+        return {"lsa": 1.2, "lsa_limit": 1.2, "ols": 0.2}[learner] * (1.0 if point["position"] == 40 else 1.6)
+
+    learners = {"lsa": "trained", "ols": "baseline", "lsa_limit": "baseline"}
+    cube = limit_cube(np.random.default_rng(4), {"n": [20], "position": [20, 40]}, learners, mean)
+    learned = np.eye(3) + 0.01 * np.random.default_rng(5).standard_normal((1, SEEDS, 3, 3))  # (n, seed, row, col)
+    cube = cube.assign(product_learned=(("n", "seed", "row", "col"), learned),
+                       product_limit=(("n", "row", "col"), np.eye(3)[None]))
+    rows = experiments.claims("random_covariance", cube)
+    at = {"n": 20, "position": 40}
+    check_rows(rows, cube, {"the trained LSA has the limit model's error": (("lsa", at), ("lsa_limit", at))})
