@@ -47,8 +47,8 @@ def paired_cube(rng, sweep: dict[str, list], learners: dict[str, str], mean) -> 
     risk_sem = groups.std("prompt_group", ddof=1) / np.sqrt(GROUPS)
     last = {"position": sweep["position"][-1]}
     return xr.Dataset(
-        {"risk": risk, "risk_sem": risk_sem, "risk_groups": groups, "truth": truths, "query_risk": risk.sel(last, drop=True),
-         "query_risk_sem": risk_sem.sel(last, drop=True)},
+        {"risk": risk, "risk_sem": risk_sem, "risk_groups": groups, "truth": truths,
+         "query_risk": risk.sel(last, drop=True), "query_risk_sem": risk_sem.sel(last, drop=True)},
         coords={"learner_kind": ("learner", list(learners.values()))},
     )
 
