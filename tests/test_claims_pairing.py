@@ -7,7 +7,9 @@ learner's own mean at each sweep point (set apart by ≥ 0.2 from every other le
 point), and for trained learners a little noise per seed (sd 0.004). A row that reads the right learners holds; one
 paired with another learner, another sweep point or the exact value (unpaired) does not. Each mutation of a claims
 module that pairs a row with another predictor (the LTB with the LSA's optimum, a shift with the base condition's
-limit, the limit with least squares, no partner) fails here."""
+limit, the limit with least squares, no partner) fails here. The experiments whose rows compare learners with one
+another (ltb_table1, mean_field, zfb_figure1) are listed too: each row reads the learners, cases and points its words
+name."""
 
 from __future__ import annotations
 
@@ -181,3 +183,98 @@ def test_random_covariance_pairs_the_trained_lsa_with_the_limit_model():
     rows = experiments.claims("random_covariance", cube)
     at = {"n": 20, "position": 40}
     check_rows(rows, cube, {"the trained LSA has the limit model's error": (("lsa", at), ("lsa_limit", at))})
+
+
+def reads(row: Claim, measured: tuple[float, ...], expected: tuple[float, ...]) -> None:
+    """A row compares exactly these per-seed values (a baseline's or a closed form's: one value)."""
+    assert row.measured.per_seed == pytest.approx(measured), row.claim
+    assert row.expected.per_seed == pytest.approx(expected), row.claim
+
+
+def minus(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(np.subtract(a, b))
+
+
+def test_ltb_table1_compares_gpt2_with_and_without_its_mlp_at_the_norms_its_words_name():
+    """Table 1's rows on a hand-built cube: with the MLP 1.0 against 2.0 without it at ‖β*‖ = 3, 0.5 and 0.55 at
+    β* = 0 (the Bayes risk 0.5): each row reads the learners and norms it names, and the paired orderings hold."""
+    values = {3.0: {"gpt2": 1.0, "gpt2_nomlp": 2.0}, 0.0: {"gpt2": 0.5, "gpt2_nomlp": 0.55}}
+    cube = paired_cube(np.random.default_rng(6), {"beta_star_norm": [0.0, 3.0], "position": [4]},
+                       {"gpt2": "trained", "gpt2_nomlp": "trained"},
+                       lambda learner, point: values[point["beta_star_norm"]][learner])
+    theory = [[0.5, 2.0], [0.5, 11.0]]  # (‖β*‖, theory): the Bayes risk and E y_q²
+    cube = cube.assign(theory_risk=(("beta_star_norm", "theory"), theory),
+                       theory_risk_sem=(("beta_star_norm", "theory"), np.zeros((2, 2)))
+                       ).assign_coords(theory=["bayes", "zero"])
+    with_mlp, without = ({norm: means_at(cube, learner, beta_star_norm=norm, position=4) for norm in (0.0, 3.0)}
+                         for learner in ("gpt2", "gpt2_nomlp"))
+    beats, costs, near, near_without = experiments.claims("ltb_table1", cube)
+    reads(beats, with_mlp[3.0], without[3.0])
+    reads(costs, minus(without[3.0], with_mlp[3.0]), minus(without[0.0], with_mlp[0.0]))
+    reads(near, with_mlp[0.0], (0.5,))
+    reads(near_without, without[0.0], (0.5,))
+    assert "without MLP" in near_without.claim and "without" not in near.claim
+    assert beats.verdict == costs.verdict == "holds"
+
+
+def test_mean_field_compares_the_attention_model_with_the_learners_its_words_name():
+    """The mean-field rows that compare learners, on a hand-built cube of three cases: each reads the case and the
+    learners it names (every learner's value distinct in each case)."""
+    cases = ["realisable", "misaligned", "norm_sq"]
+    learners = {"attention": "trained", "zero": "baseline", "random_features_ridge": "baseline", "krr": "baseline"}
+    means = {"realisable": (0.5, 2.0, 1.0, 1.5), "misaligned": (1.2, 2.5, 1.8, 0.8), "norm_sq": (2.0, 2.05, 3.0, 2.6)}
+    cube = paired_cube(np.random.default_rng(7), {"case": cases, "position": [20]}, learners,
+                       lambda learner, point: dict(zip(learners, means[point["case"]]))[learner])
+    trained, steps = ["attention"], [0, 60]
+    end = 0.05 * (1 + 0.1 * np.arange(SEEDS))  # (seed,): the population risk falls about 20-fold from 1
+    population = np.stack(np.broadcast_arrays(1.0, end), axis=-1) * np.ones((3, 1, 1, 1))  # (case, trained, seed, step)
+    angles = 5.0 + np.arange(SEEDS) * np.ones((3, 1, 1))  # (case, trained, seed), degrees
+    cube = cube.assign(population_risk=(("case", "trained", "seed", "step"), population),
+                       principal_angle=(("case", "trained", "seed"), angles)).assign_coords(trained=trained, step=steps)
+    rows = experiments.claims("mean_field", cube)
+
+    def at(case: str, learner: str) -> tuple[float, ...]:
+        return means_at(cube, learner, case=case, position=20)
+
+    expected = {
+        "the attention model beats the zero predictor": (at("realisable", "attention"), at("realisable", "zero")),
+        "learned features beat random ones": (at("realisable", "attention"),
+                                              at("realisable", "random_features_ridge")),
+        "misaligned (k° > k)": (at("misaligned", "krr"), at("misaligned", "attention")),
+        "nonlinear task ‖f°‖²": (at("norm_sq", "attention"), at("norm_sq", "zero")),
+    }
+    for fragment, (measured, partner) in expected.items():
+        (row,) = [row for row in rows if fragment in row.claim]
+        reads(row, measured, partner)
+        assert row.verdict == "holds", fragment
+
+
+def test_zfb_figure1_compares_the_tests_and_trainings_its_words_name():
+    """Zhang–Frei–Bartlett's Figure 1 rows on a hand-built cube (d = 2, N = 4, positions 4 and 6): GPT-2's error/d
+    at each (train, test, M) distinct; each row reads the training, test and length it names."""
+    tests, trains = ["fixed", "random c=4"], ["fixed", "random"]
+    base = {("fixed", "fixed"): 0.2, ("fixed", "random c=4"): 1.6, ("random", "fixed"): 0.4,
+            ("random", "random c=4"): 0.9}
+
+    def mean(learner, point):
+        value = base[point["train"], point["test"]] * (3.0 if point["position"] == 6 else 1.0)
+        return {"gpt2": value, "zero": 4.0}[learner]
+
+    cube = paired_cube(np.random.default_rng(8), {"n": [4], "test": tests, "train": trains, "position": [4, 6]},
+                       {"gpt2": "trained", "zero": "baseline"}, mean)
+    cube = cube.assign(d=(("n", "test", "train"), np.full((1, 2, 2), 2.0)))
+    rows = experiments.claims("zfb_figure1", cube)
+
+    def error(test: str, position: int, train: str = "fixed") -> tuple[float, ...]:
+        return tuple(np.divide(means_at(cube, "gpt2", n=4, test=test, train=train, position=position), 2.0))
+
+    expected = {
+        "near least squares at M = N": (error("fixed", 4), (0.0,)),
+        "grows on scaled random covariances": (error("random c=4", 4), error("fixed", 4)),
+        "training on random covariances helps": (error("random c=4", 4, "random"), error("random c=4", 4)),
+        "beyond the training length the error spikes": (error("fixed", 6), error("fixed", 4)),
+    }
+    assert len(rows) == len(expected)
+    for fragment, (measured, partner) in expected.items():
+        (row,) = [row for row in rows if fragment in row.claim]
+        reads(row, measured, partner)
