@@ -14,6 +14,7 @@ import pytest
 import torch
 import xarray as xr
 from conftest import REPO, hand_theorem8_limit, run_cli
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from iclab import theory
 from iclab.cubes import read_cube
@@ -89,6 +90,88 @@ def test_divergence_is_a_clear_error():
         train(job(name="lsa", steps=200, lr=50.0, optimizer="sgd", schedule="constant"))
 
 
+def test_a_diverged_run_stops_at_the_first_read_after_it_with_the_message_of_the_step_it_diverged_at():
+    """Losses are read every ``log_every`` steps, not after each: read every step, the run stops at the step whose
+    loss diverged; read every 7, it stops at the end of that step's window of 7, with the same message."""
+    spec = job(name="lsa", steps=200, lr=50.0, optimizer="sgd", schedule="constant")
+    messages, taken = {}, {}
+    for every in (1, 7):
+        steps = []
+        hook = register_optimizer_step_post_hook(lambda *_: steps.append(1))
+        try:
+            with pytest.raises(TrainingDiverged) as error:
+                train(spec, log_every=every)
+        finally:
+            hook.remove()
+        messages[every], taken[every] = str(error.value), len(steps)
+    assert messages[7] == messages[1]
+    diverged = int(messages[1].split(" at step ")[1].split()[0].rstrip(":"))
+    assert taken[1] == diverged + 1
+    assert taken[7] == -(-(diverged + 1) // 7) * 7  # the window's end
+
+
+def test_batches_made_ahead_are_the_batches_made_in_turn_from_any_start():
+    from iclab.fit.prefetch import BatchFeed
+    from iclab.fit.sgd import batch_at
+
+    spec = job(steps=40, curriculum={"dims": [1, 1], "points": [3, 2], "every": 5})
+    make = lambda step: batch_at(spec.train, TASK, 0, step, None)  # noqa: E731
+    for start in (0, 13):
+        with BatchFeed(make, start, 40, torch.device("cpu"), ahead=True) as ahead:
+            made = list(ahead)
+        with BatchFeed(make, start, 40, torch.device("cpu"), ahead=False) as in_turn:
+            for (xs, ys), (xs_turn, ys_turn) in zip(made, in_turn, strict=True):
+                assert torch.equal(xs, xs_turn) and torch.equal(ys, ys_turn)
+    with BatchFeed(make, 0, 40, torch.device("cpu"), ahead=True) as stopped_early:
+        next(stopped_early)
+    assert not stopped_early.thread.is_alive()  # leaving the feed mid-way stops its producer
+
+
+def test_an_error_in_the_producer_is_raised_at_the_step_that_needs_its_batch():
+    from iclab.fit.prefetch import BatchFeed
+    from iclab.fit.sgd import batch_at
+
+    def make(step):
+        if step == 3:
+            raise ValueError("no batch 3")
+        return batch_at(job().train, TASK, 0, step, None)
+
+    with BatchFeed(make, 0, 10, torch.device("cpu"), ahead=True) as feed:
+        for _ in range(3):
+            next(feed)
+        with pytest.raises(ValueError, match="no batch 3"):
+            next(feed)
+
+
+def test_training_with_batches_made_ahead_is_bit_identical_and_tf32_is_set_only_while_training():
+    """prefetch always (a producer thread) and never give the same losses and weights; ``train.tf32`` is the CUDA
+    flags' value during the step and they are restored after (the CPU ignores them)."""
+    runs = {}
+    for prefetch in ("always", "never"):
+        model, losses, _ = train(job(name="lsa", steps=30), prefetch=prefetch)
+        runs[prefetch] = losses, [p.detach().clone() for p in model.parameters()]
+    np.testing.assert_array_equal(runs["always"][0], runs["never"][0])
+    assert all(torch.equal(a, b) for a, b in zip(runs["always"][1], runs["never"][1]))
+
+    seen, flags = [], (torch.backends.cuda.matmul, torch.backends.cudnn)
+    before = [flag.allow_tf32 for flag in flags]
+    original = torch.nn.Module.__call__
+
+    def recording(module, *args, **kwargs):
+        seen.append(tuple(flag.allow_tf32 for flag in flags))
+        return original(module, *args, **kwargs)
+
+    for tf32 in (True, False):
+        seen.clear()
+        torch.nn.Module.__call__ = recording
+        try:
+            train(job(name="lsa", steps=3, tf32=tf32))
+        finally:
+            torch.nn.Module.__call__ = original
+        assert seen and set(seen) == {(tf32, tf32)}
+        assert [flag.allow_tf32 for flag in flags] == before
+
+
 def test_checkpoint_of_another_job_is_refused_by_name(tmp_path: Path):
     ckpt = tmp_path / "ckpt.pt"
     first = job(steps=40, seed=1)
@@ -101,7 +184,8 @@ def test_checkpoint_of_another_job_is_refused_by_name(tmp_path: Path):
 
 def test_killed_job_resumes_to_the_identical_cube(tmp_path: Path):
     """Two processes given the same specs, one of them killed after a checkpoint and run again, write identical
-    cubes: the run is a function of its specs, and resuming does not change it. The job trains a group of two
+    cubes: the run is a function of its specs, and resuming does not change it, nor making batches ahead (the
+    killed and the resumed run, against a reference that makes them in turn). The job trains a group of two
     models; the first, finished before the kill, is not trained again."""
     first, second = (job(name="ltb", steps=steps, snapshot_every=100) for steps in (60, 1500))
     specs = [canonical_json(j.to_dict()) for j in (first, second)]
@@ -112,6 +196,7 @@ def test_killed_job_resumes_to_the_identical_cube(tmp_path: Path):
     ckpt = checkpoints / f"{second.hash}.pt"
     args = [sys.executable, "-m", "iclab", "train", "--spec", *specs, "--out-dir", str(out)]
     args += ["--checkpoint-dir", str(checkpoints), "--checkpoint-every", "50", "--log-every", "50"]
+    args += ["--prefetch", "always"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -125,9 +210,9 @@ def test_killed_job_resumes_to_the_identical_cube(tmp_path: Path):
     killed_at = torch.load(ckpt, weights_only=False)["step"]
     assert 0 < killed_at < 1500
 
-    resumed = run_cli(
+    resumed = run_cli(  # batches made ahead from the checkpoint's step on, as in the killed run
         "train", "--spec", *specs, "--out-dir", str(out), "--checkpoint-dir", str(checkpoints),
-        "--checkpoint-every", "100",
+        "--checkpoint-every", "100", "--prefetch", "always",
     )
     assert f"[{first.hash}] finished earlier" in resumed.stderr
     assert f"resuming from checkpoint {ckpt} at step" in resumed.stderr

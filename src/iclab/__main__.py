@@ -152,8 +152,10 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
         log.info("[%s] finished earlier: %s", job.hash, out)
         return
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{job.hash}.pt"
-    model, record = fitter(job.model["name"]).fit(
-        job, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every
+    fit = fitter(job.model["name"])
+    loop = {option: getattr(args, option) for option in fit.loop_options}
+    model, record = fit.fit(
+        job, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every, **loop
     )
     save_model(out, job, model, record)
     log.info("wrote %s", out)
@@ -367,6 +369,8 @@ def parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--checkpoint-every", type=positive_int, default=1000)
     s.add_argument("--log-every", type=positive_int, default=500)
+    s.add_argument("--prefetch", choices=("auto", "always", "never"), default="auto",
+                   help="make gradient-step fits' batches ahead in a thread (auto: on CUDA)")
     s.add_argument("--threads", type=positive_int, default=1)
     s.set_defaults(run=cmd_train)
 

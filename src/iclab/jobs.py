@@ -74,6 +74,7 @@ LATER_FIELDS = {
     "curriculum": None,
     "pretraining_prompts": None,
     "precision": "float32",
+    "tf32": False,
     "max_chunks": None,
 }
 

@@ -19,6 +19,7 @@ CONFIG = smoke_config(TIER_CONFIG)  # the config itself, or its smoke run (iclab
 PLAN = build_plan(CONFIG)
 THREADS = CONFIG["threads"]
 PROGRESS = CONFIG["progress"]
+LOOP = CONFIG["loop"]
 CHUNK_SIZE = CONFIG["evaluation"]["chunk_size"]
 ENV = "../../environment.yml"
 SMOKE = smoke_steps(CONFIG)

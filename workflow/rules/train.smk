@@ -22,9 +22,11 @@ rule train:
         checkpoints=res("checkpoints"),
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
+        prefetch=LOOP["prefetch"],
     conda:
         ENV
     shell:
         "python -m iclab train --spec {params.specs} --out-dir {output} --checkpoint-dir {params.checkpoints}"
-        " --checkpoint-every {params.checkpoint_every} --log-every {params.log_every} --threads {threads}"
+        " --checkpoint-every {params.checkpoint_every} --log-every {params.log_every} --prefetch {params.prefetch}"
+        " --threads {threads}"
         " > {log} 2>&1"

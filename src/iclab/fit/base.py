@@ -23,8 +23,10 @@ class Fitter:
 
     ``config``: the dataclass of the ``train`` section of their training spec (its fields are JSON);
     ``fit(job, checkpoint=, checkpoint_every=, log_every=)``: the fitted ``nn.Module`` and an
-    ``xarray.Dataset`` of the fit's record (loss curve, snapshots, diagnostics) for the model cube.
+    ``xarray.Dataset`` of the fit's record (loss curve, snapshots, diagnostics) for the model cube;
+    ``loop_options``: the config's ``loop`` settings that ``fit`` also takes (as keywords).
     """
 
     config: type
     fit: Callable[..., tuple[Any, Any]]
+    loop_options: tuple[str, ...] = ()

@@ -7,7 +7,11 @@ from iclab.fit.base import Fitter
 from iclab.fit.configs import CONFIGS, MeanFieldTrainConfig, TrainConfig, TwoStageConfig
 
 FITS = {TrainConfig: sgd.fit, TwoStageConfig: two_stage.fit_job, MeanFieldTrainConfig: mean_field.fit}
-FITTERS: dict[str, Fitter] = {name: Fitter(config=config, fit=FITS[config]) for name, config in CONFIGS.items()}
+LOOP_OPTIONS = {TrainConfig: ("prefetch",)}  # sgd makes its batches step by step; the others read them in chunks
+FITTERS: dict[str, Fitter] = {
+    name: Fitter(config=config, fit=FITS[config], loop_options=LOOP_OPTIONS.get(config, ()))
+    for name, config in CONFIGS.items()
+}
 
 
 def fitter(model_name: str) -> Fitter:

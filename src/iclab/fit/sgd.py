@@ -2,12 +2,18 @@
 (seed, step) (or batches drawn from a finite pretraining set, a pure function of (seed, T)), Adam or SGD,
 checkpoints with optimizer and RNG state, resume, divergence checks, progress lines. Its record in the model
 cube: the loss curve and the parameter snapshots.
+
+On a GPU the step does not wait on the host: the losses stay on the device until the next progress line or
+checkpoint reads them (divergence is checked there, step by step), batches are made ahead (``iclab.fit.prefetch``),
+and ``train.tf32`` sets CUDA's float32 matmuls. None of this changes a number on the CPU.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +26,7 @@ from torch import nn
 from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.configs import TrainConfig
+from iclab.fit.prefetch import BatchFeed
 from iclab.models import build_model, default_device
 from iclab.progress import Progress
 from iclab.tasks import Batch, Task, task_from_dict
@@ -45,6 +52,28 @@ def batch_at(cfg: TrainConfig, task: Task, seed: int, step: int, pool: Batch | N
         return pretraining_batch(pool, seed, step, cfg.batch_size)
     dims, points = curriculum_stage(cfg, task, step)
     return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=points)
+
+
+def prefetching(setting: str, device: torch.device) -> bool:
+    """Whether batches are made ahead in a background thread (``loop.prefetch``: always, never, or ``auto``: where the
+    model trains on CUDA, whose steps would wait for each batch; on the CPU the thread only contends for the job's
+    cores)."""
+    return setting == "always" or (setting == "auto" and device.type == "cuda")
+
+
+@contextmanager
+def matmul_precision(tf32: bool) -> Iterator[None]:
+    """CUDA's float32 matmuls (cuBLAS) and convolutions and RNNs (cuDNN) in TF32 or in full float32 while training
+    (``train.tf32``), restored after; the CPU ignores both flags."""
+    flags = torch.backends.cuda.matmul, torch.backends.cudnn
+    before = [flag.allow_tf32 for flag in flags]
+    for flag in flags:
+        flag.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        for flag, value in zip(flags, before):
+            flag.allow_tf32 = value
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
@@ -86,6 +115,32 @@ def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
         )
 
 
+class LossReader:
+    """The losses of the steps since the last read, kept on the device (no host sync per step) and copied into
+    ``losses`` at a read, where each read step is checked for divergence in order: a diverged run stops at the first
+    read after it, with the message of the first step that diverged."""
+
+    def __init__(self, losses: np.ndarray, cfg: TrainConfig):
+        self.losses, self.cfg = losses, cfg
+        self.pending: list[torch.Tensor] = []  # () each, on the device
+        self.first = 0  # the step of pending[0]
+
+    def add(self, step: int, loss: torch.Tensor) -> None:
+        if not self.pending:
+            self.first = step
+        self.pending.append(loss.detach())
+
+    def read(self) -> None:
+        """Copy the pending losses to the host (one sync) and check them."""
+        if not self.pending:
+            return
+        steps = range(self.first, self.first + len(self.pending))
+        self.losses[steps.start : steps.stop] = torch.stack(self.pending).to("cpu", torch.float64).numpy()
+        self.pending = []
+        for step in steps:
+            check_loss(self.losses, self.cfg, step)
+
+
 @dataclass
 class Snapshots:
     """Parameters at chosen steps: ``steps`` (S,) and, per parameter, a list of S arrays."""
@@ -104,14 +159,30 @@ def due(every: int | None, step: int, total: int) -> bool:
     return every is not None and (step % every == 0 or step == total)
 
 
+def checkpoint_state(job, step: int, model: nn.Module, optimizer: torch.optim.Optimizer, losses: np.ndarray,
+                     snapshots: Snapshots) -> dict[str, Any]:
+    """What a resumed run needs after ``step`` steps: weights, optimizer and RNG state, losses, snapshots."""
+    return {
+        "job_hash": job.hash,
+        "step": step,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "torch_rng": torch.get_rng_state(),
+        "losses": losses.copy(),
+        "snapshots": asdict(snapshots),
+    }
+
+
 def train(
     job,
     *,
     checkpoint: Path | None = None,
     checkpoint_every: int = 500,
     log_every: int = 100,
+    prefetch: str = "auto",
 ) -> tuple[nn.Module, np.ndarray, Snapshots]:
-    """Train ``job`` (an ``iclab.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state).
+    """Train ``job`` (an ``iclab.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state), with
+    batches made ahead where ``prefetching(prefetch, device)``.
 
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
     ``train.snapshot_every`` is set).
@@ -137,44 +208,39 @@ def train(
         snapshots.take(0, model)
     pool = None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
     progress = Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps")
-    for step in range(start, cfg.steps):
-        batch = batch_at(cfg, task, job.seed, step, pool)
-        xs, ys = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
-        lr = learning_rate(cfg, step)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-            loss = prompt_loss(model, xs, ys, cfg.loss_positions)
-        loss.backward()
-        if cfg.grad_clip is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
-        losses[step] = loss.item()
-        check_loss(losses, cfg, step)
-        progress.update(step + 1, suffix=f"loss {losses[step]:.4g} lr {lr:.3g}")
-        if due(cfg.snapshot_every, step + 1, cfg.steps):
-            snapshots.take(step + 1, model)
-        if checkpoint is not None and ((step + 1) % checkpoint_every == 0) and step + 1 < cfg.steps:
-            save_checkpoint(
-                checkpoint,
-                {
-                    "job_hash": job.hash,
-                    "step": step + 1,
-                    "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "torch_rng": torch.get_rng_state(),
-                    "losses": losses.copy(),
-                    "snapshots": asdict(snapshots),
-                },
-            )
+    reader = LossReader(losses, cfg)
+    make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
+    feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
+    with matmul_precision(cfg.tf32), feed:
+        for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
+            lr = learning_rate(cfg, step)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+                loss = prompt_loss(model, xs, ys, cfg.loss_positions)
+            loss.backward()
+            if cfg.grad_clip is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            optimizer.step()
+            reader.add(step, loss)
+            checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
+            if progress.due(step + 1) or checkpoint_due:
+                reader.read()
+                progress.update(step + 1, suffix=f"loss {losses[step]:.4g} lr {lr:.3g}")
+            if due(cfg.snapshot_every, step + 1, cfg.steps):
+                snapshots.take(step + 1, model)
+            if checkpoint_due:
+                save_checkpoint(checkpoint, checkpoint_state(job, step + 1, model, optimizer, losses, snapshots))
     return model, losses, snapshots
 
 
-def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100):
+def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
+        prefetch: str = "auto"):
     """The fitter of models trained by gradient steps: the model, and its loss curve (step) with the
     parameter snapshots along a ``snapshot`` dimension (coordinate: steps taken) for the model cube."""
-    model, losses, snapshots = train(job, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every)
+    model, losses, snapshots = train(job, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every,
+                                     prefetch=prefetch)
     log.info("[%s] final loss %.4g", job.hash, losses[-1])
     return model, training_record(losses, snapshots)
 
