@@ -56,28 +56,38 @@ def test_gd_beta_training_reaches_the_closed_form_optimum():
     assert losses[-200:].mean() == pytest.approx(opt.risk, rel=0.05)
 
 
-def test_bfloat16_precision_runs_the_forward_pass_in_bfloat16_and_keeps_float32_weights(monkeypatch):
-    """train.precision bfloat16: a forward hook on the LSTM's read-out sees bfloat16 outputs in training, while the
-    weights stay float32 and the loss finite; at float32 (the default) it sees float32, and the spec leaves the field
-    out (the hashes of models trained before it existed stand)."""
+@pytest.mark.parametrize("name, read_out", [("gpt2", torch.float32), ("lstm", torch.bfloat16)])
+def test_bfloat16_precision_runs_the_body_in_bfloat16_and_gpt2s_read_out_and_loss_in_float32(monkeypatch, name,
+                                                                                            read_out):
+    """train.precision bfloat16: a forward hook on the model's read-in sees bfloat16 outputs in training, on GPT-2's
+    read-out float32 ones (the prediction is not rounded to bfloat16's 8 bits; the LSTM's stays as the default's
+    cubes were made), the loss is float32 and the weights stay float32; at float32 (the default) every one is
+    float32, and the spec leaves the field out (the hashes of models trained before it existed stand)."""
     from iclab.fit import sgd
 
-    seen = []
+    seen = {"read_in": [], "read_out": []}
 
     def hooked(spec, d):
         model = build_model(spec, d)
-        model.read_out.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
+        for layer, dtypes in seen.items():
+            getattr(model, layer).register_forward_hook(lambda _, args, out, dtypes=dtypes: dtypes.append(out.dtype))
         return model
 
+    losses_seen = []
+    original_loss = sgd.prompt_loss
     monkeypatch.setattr(sgd, "build_model", hooked)
-    lstm = {"name": "lstm", "hidden": 8, "n_layer": 2}
+    monkeypatch.setattr(sgd, "prompt_loss", lambda *a: losses_seen.append(original_loss(*a)) or losses_seen[-1])
+    model_spec = {"lstm": {"name": "lstm", "hidden": 8, "n_layer": 2},
+                  "gpt2": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1, "n_points": TASK.n_points}}[name]
     specs = {}
-    for precision, dtype in (("bfloat16", torch.bfloat16), ("float32", torch.float32)):
-        seen.clear()
-        spec = {"model": lstm, "task": TASK.to_dict(), "seed": 0,
+    for precision, body in (("bfloat16", torch.bfloat16), ("float32", torch.float32)):
+        for dtypes in (*seen.values(), losses_seen):
+            dtypes.clear()
+        spec = {"model": model_spec, "task": TASK.to_dict(), "seed": 0,
                 "train": {"steps": 3, "batch_size": 16, "lr": 1e-3, "precision": precision}}
         model, losses, _ = train(TrainJob.from_dict(spec))
-        assert seen and set(seen) == {dtype}
+        assert set(seen["read_in"]) == {body} and set(seen["read_out"]) == {read_out if body != torch.float32 else body}
+        assert {loss.dtype for loss in losses_seen} == {torch.float32}
         assert all(p.dtype == torch.float32 for p in model.parameters()) and np.isfinite(losses).all()
         specs[precision] = TrainJob.from_dict(spec)
     assert "precision" not in specs["float32"].to_dict()["train"]
@@ -170,6 +180,32 @@ def test_training_with_batches_made_ahead_is_bit_identical_and_tf32_is_set_only_
             torch.nn.Module.__call__ = original
         assert seen and set(seen) == {(tf32, tf32)}
         assert [flag.allow_tf32 for flag in flags] == before
+
+
+def test_train_compile_steps_through_the_compiled_model_and_forbids_falling_back_to_eager(monkeypatch):
+    """With ``train.compile`` the step calls what torch.compile returned (here a stand-in that records how it was
+    asked), with Inductor counting its graphs, under the recompile limit's error; without, the model itself.
+    (Compiling for real costs ~50 s a model here: benchmarks/bench_compile.py measures it.)"""
+    from iclab.fit.sgd import CountingInductor
+
+    asked, calls = [], []
+
+    def fake_compile(model, backend):
+        asked.append(backend)
+
+        def forward(*args, **kwargs):
+            calls.append(torch._dynamo.config.fail_on_recompile_limit_hit)
+            return model(*args, **kwargs)
+
+        return forward
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    train(job(name="lsa", steps=5, compile=True))
+    assert len(asked) == 1 and isinstance(asked[0], CountingInductor) and calls == [True] * 5
+    assert torch._dynamo.config.fail_on_recompile_limit_hit is False
+    train(job(name="lsa", steps=5))
+    assert len(asked) == 1 and len(calls) == 5
+    assert job(compile=True).hash != job().hash and job(compile=False).hash == job().hash
 
 
 def test_checkpoint_of_another_job_is_refused_by_name(tmp_path: Path):

@@ -75,6 +75,7 @@ LATER_FIELDS = {
     "pretraining_prompts": None,
     "precision": "float32",
     "tf32": False,
+    "compile": False,
     "max_chunks": None,
 }
 

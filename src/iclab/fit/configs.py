@@ -31,6 +31,7 @@ class TrainConfig:
     pretraining_prompts: int | None = None  # T: batches drawn from T fixed prompts (many epochs), not fresh ones
     precision: str = schema_default("train", "precision")  # float32 | bfloat16: autocast of the forward pass and loss
     tf32: bool = schema_default("train", "tf32")  # CUDA's float32 matmuls in TF32 (the CPU ignores it)
+    compile: bool = schema_default("train", "compile")  # the training step's forward and backward by torch.compile
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ cube: the loss curve and the parameter snapshots.
 
 On a GPU the step does not wait on the host: the losses stay on the device until the next progress line or
 checkpoint reads them (divergence is checked there, step by step), batches are made ahead (``iclab.fit.prefetch``),
-and ``train.tf32`` sets CUDA's float32 matmuls. None of this changes a number on the CPU.
+and ``train.tf32`` sets CUDA's float32 matmuls. None of this changes a number on the CPU. ``train.compile`` runs the
+step's model through torch.compile (a model of its own name: compiled kernels round differently).
 """
 
 from __future__ import annotations
@@ -74,6 +75,32 @@ def matmul_precision(tf32: bool) -> Iterator[None]:
     finally:
         for flag, value in zip(flags, before):
             flag.allow_tf32 = value
+
+
+class CountingInductor:
+    """torch.compile's Inductor backend, counting the graphs it is handed: one at the first call, one more at each
+    recompile (a new shape that the graphs so far do not cover) or graph break."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+
+    def __call__(self, graph: torch.fx.GraphModule, example_inputs: list) -> Any:
+        self.graphs += 1
+        return torch._dynamo.lookup_backend("inductor")(graph, example_inputs)
+
+
+@contextmanager
+def step_model(model: nn.Module, job) -> Iterator[nn.Module]:
+    """The module the training step calls: ``model``, or (``train.compile``) ``model`` compiled by Inductor, where
+    reaching the recompile limit is an error rather than a silent fall-back to eager; its graph count is logged at
+    the end. The weights are ``model``'s either way."""
+    if not job.train.compile:
+        yield model
+        return
+    backend = CountingInductor()
+    with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+        yield torch.compile(model, backend=backend)
+    log.info("[%s] torch.compile made %d graph(s) of the training step", job.hash, backend.graphs)
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
@@ -211,14 +238,14 @@ def train(
     reader = LossReader(losses, cfg)
     make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
     feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
-    with matmul_precision(cfg.tf32), feed:
+    with matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
             lr = learning_rate(cfg, step)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             optimizer.zero_grad(set_to_none=True)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-                loss = prompt_loss(model, xs, ys, cfg.loss_positions)
+                loss = prompt_loss(forward, xs, ys, cfg.loss_positions)
             loss.backward()
             if cfg.grad_clip is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)

@@ -26,7 +26,7 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block, eager_attention_forward
 
 from iclab.models.linear import tokens
-from iclab.models.prompts import interleave, query_states_by_prefix
+from iclab.models.prompts import Float32ReadOut, interleave, query_states_by_prefix
 
 FORMATS = ("interleaved", "token_matrix")
 RESIDUAL_INITS = ("transformers", "per_branch")
@@ -132,7 +132,7 @@ class GPT2Learner(nn.Module):
         n_positions = 2 * n_points if prompt_format == "interleaved" else n_points
         self.backbone = build_backbone(n_positions, n_embd, n_layer, n_head, activation, mlp, residual_init)
         self.read_in = nn.Linear(d + 1, n_embd)
-        self.read_out = nn.Linear(n_embd, 1)
+        self.read_out = Float32ReadOut(n_embd, 1)
 
     def embed(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         """Input tokens: (B, 2K, d+1) interleaved or (B, K, d+1) token matrix."""
