@@ -8,8 +8,8 @@ point), and for trained learners a little noise per seed (sd 0.004). A row that 
 paired with another learner, another sweep point or the exact value (unpaired) does not. Each mutation of a claims
 module that pairs a row with another predictor (the LTB with the LSA's optimum, a shift with the base condition's
 limit, the limit with least squares, no partner) fails here. The experiments whose rows compare learners with one
-another (ltb_table1, mean_field, zfb_figure1) are listed too: each row reads the learners, cases and points its words
-name."""
+another (ltb_table1, mean_field, zfb_figure1, single_index) are listed too: each row reads the learners, cases and
+points its words name."""
 
 from __future__ import annotations
 
@@ -273,6 +273,57 @@ def test_zfb_figure1_compares_the_tests_and_trainings_its_words_name():
         "grows on scaled random covariances": (error("random c=4", 4), error("fixed", 4)),
         "training on random covariances helps": (error("random c=4", 4, "random"), error("random c=4", 4)),
         "beyond the training length the error spikes": (error("fixed", 6), error("fixed", 4)),
+    }
+    assert len(rows) == len(expected)
+    for fragment, (measured, partner) in expected.items():
+        (row,) = [row for row in rows if fragment in row.claim]
+        reads(row, measured, partner)
+
+
+def test_single_index_compares_the_cases_and_learners_its_words_name():
+    """Oko, Song, Suzuki, Wu's rows on a hand-built cube of three cases (d = 3 and 4 at r = 1; r = 2 at d = 3): risks
+    over the zero predictor's, on the last bin of prompt lengths (binned) or at the final query (the two-layer net);
+    each row reads the cases and learners it names."""
+    cases, bins = ["d=3, r=1", "d=4, r=1", "d=3, r=2"], [0, 1, 2]
+    learners = {"two_stage": "trained", "gpt2": "trained", "krr": "baseline", "two_layer_net": "baseline",
+                "zero": "baseline"}
+    base = dict(zip(learners, (0.3, 0.4, 0.9, 1.1, 2.0)))
+
+    def mean(learner, point):
+        return base[learner] * (1 + 0.3 * cases.index(point["case"])) * (1 + 0.1 * point["position"])
+
+    binned = paired_cube(np.random.default_rng(9), {"case": cases, "position": bins}, learners, mean)
+    binned = binned[["risk", "risk_sem", "risk_groups"]].rename(position="position_bin")
+    binned = binned.rename(risk="binned_risk", risk_sem="binned_risk_sem", risk_groups="binned_risk_groups")
+    at_query = paired_cube(np.random.default_rng(10), {"case": cases, "position": [8]}, learners, mean)
+    cube = xr.merge([binned, at_query.drop_vars("truth")], compat="no_conflicts", join="outer").assign_coords(
+        bin_first=("position_bin", [4, 5, 6]), bin_last=("position_bin", [4, 5, 8]))
+    cube = cube.assign(d=("case", [3, 4, 3]), r=("case", [1, 1, 2]))
+    rows = experiments.claims("single_index", cube)
+
+    def relative(case: str, learner: str) -> tuple[float, ...]:
+        """The last bin's risk per seed over the zero predictor's (its mean over seeds)."""
+        at = cube.binned_risk.sel(case=case, position_bin=2)
+        values = at.sel(learner=learner).values / float(at.sel(learner="zero").mean())
+        return tuple(values) if learners[learner] == "trained" else (values[0],)
+
+    def final(case: str, learner: str) -> tuple[float, ...]:
+        zero = float(cube.query_risk.sel(case=case, learner="zero").mean())
+        return tuple(np.divide(means_at(cube, learner, case=case, position=8), zero))
+
+    low, high, wider = cases
+    expected = {
+        "two-stage transformer's risk does not depend on d": (minus(relative(high, "two_stage"),
+                                                                    relative(low, "two_stage")), (0.0,)),
+        "GPT-2's risk does not depend on d": (minus(relative(high, "gpt2"), relative(low, "gpt2")), (0.0,)),
+        "kernel ridge on the test prompt degrades": (relative(high, "krr"), relative(low, "krr")),
+        "two-stage transformer beats kernel ridge": (relative(high, "two_stage"), relative(high, "krr")),
+        "GPT-2 beats kernel ridge": (relative(high, "gpt2"), relative(high, "krr")),
+        "a two-layer net trained on the test prompt degrades": (final(high, "two_layer_net"),
+                                                                final(low, "two_layer_net")),
+        "two-stage transformer beats the two-layer net": (final(high, "two_stage"), final(high, "two_layer_net")),
+        "GPT-2 beats the two-layer net": (final(high, "gpt2"), final(high, "two_layer_net")),
+        "risk grows with r": (relative(wider, "two_stage"), relative(low, "two_stage")),
     }
     assert len(rows) == len(expected)
     for fragment, (measured, partner) in expected.items():
