@@ -208,6 +208,35 @@ def test_train_compile_steps_through_the_compiled_model_and_forbids_falling_back
     assert job(compile=True).hash != job().hash and job(compile=False).hash == job().hash
 
 
+GPU_IMAGE = """
+import sys
+
+class NotInstalled:  # the GPU machine's image has torch, transformers, numpy, xarray, pyyaml; not these
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
+            raise ImportError(f"no module named {name!r} on the GPU image")
+
+sys.meta_path.insert(0, NotInstalled())
+from iclab.fit.sgd import train
+from iclab.jobs import TrainJob
+from iclab.tasks import LinearTask
+
+spec = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1, "n_points": 9},
+        "task": LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5).to_dict(), "seed": 0,
+        "train": {"steps": 3, "batch_size": 4, "lr": 1e-3, "precision": "bfloat16", "tf32": True}}
+_, losses, _ = train(TrainJob.from_dict(spec), prefetch="always")
+print("trained", len(losses))
+"""
+
+
+def test_the_training_loop_runs_with_only_what_the_gpu_machines_image_has():
+    """A GPU check runs there as ``PYTHONPATH=src python3 -m …`` without jsonschema, netCDF4 or snakemake: the loop,
+    its configs (defaults read from the schema with pyyaml) and its models import and train without them."""
+    result = subprocess.run([sys.executable, "-c", GPU_IMAGE], cwd=REPO, capture_output=True, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0 and "trained 3" in result.stdout, result.stderr[-2000:]
+
+
 def test_checkpoint_of_another_job_is_refused_by_name(tmp_path: Path):
     ckpt = tmp_path / "ckpt.pt"
     first = job(steps=40, seed=1)

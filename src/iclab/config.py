@@ -12,12 +12,14 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 from iclab.errors import ConfigError
+
+if TYPE_CHECKING:  # imported by ``validate`` only: the training code reads defaults here without it (a GPU image)
+    import jsonschema
 
 PACKAGE = Path(__file__).resolve().parent
 SCHEMA_PATH = PACKAGE / "config.schema.yaml"
@@ -114,6 +116,8 @@ def validate(config: dict[str, Any], source: str = "config", schema: dict[str, A
     schema = schema or load_schema()
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the configuration must be a mapping of keys, got {type(config).__name__}")
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     if errors:
