@@ -152,9 +152,9 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
         log.info("[%s] finished earlier: %s", job.hash, out)
         return
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{job.hash}.pt"
-    fit = fitter(job.model["name"])
-    loop = {option: getattr(args, option) for option in fit.loop_options}
-    model, record = fit.fit(
+    model_fitter = fitter(job.model["name"])
+    loop = {option: getattr(args, option) for option in model_fitter.loop_options}
+    model, record = model_fitter.fit(
         job, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every, log_every=args.log_every, **loop
     )
     save_model(out, job, model, record)
