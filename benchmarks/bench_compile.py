@@ -1,6 +1,7 @@
 """Benchmark: torch.compile of the training step (``train.compile``) on this CPU, one thread (``threads: 1``).
 
-    python benchmarks/bench_compile.py   # writes benchmarks/results/compile.json (~15 min)
+    python benchmarks/bench_compile.py            # writes benchmarks/results/compile.json (~15 min)
+    python benchmarks/bench_compile.py --padded   # adds part 1 with train.pad_points = K to it (~2 min)
 
 1. Recompiles: every distinct GPT-2 and LSTM training of ``config.yaml`` with a curriculum, its model compiled as
    ``iclab.fit.sgd.step_model`` compiles it, is stepped once on the first batch of each curriculum stage: the
@@ -22,6 +23,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -31,7 +33,8 @@ import numpy as np
 import torch
 
 from iclab.config import load
-from iclab.fit.sgd import CountingInductor, batch_at, curriculum_stage, make_optimizer, prompt_loss, train
+from iclab.fit.sgd import (CountingInductor, batch_at, curriculum_stage, loss_points, make_optimizer,
+                          prompt_loss, train)
 from iclab.jobs import TrainJob
 from iclab.models import build_model
 from iclab.plan import build_plan
@@ -67,7 +70,8 @@ def stage_starts(job: TrainJob) -> list[int]:
 
 
 def graphs_over_the_curriculum(job: TrainJob) -> dict:
-    """One compiled training step on the first batch of each stage: the graphs compiled, the stages, the seconds."""
+    """One compiled training step on the first batch of each stage (at its padded length where ``train.pad_points``
+    is set): the graphs compiled, the stages, the seconds."""
     task = task_from_dict(job.task)
     torch.manual_seed(job.seed)
     model = build_model(job.model, task.d)
@@ -80,7 +84,7 @@ def graphs_over_the_curriculum(job: TrainJob) -> dict:
             batch = batch_at(job.train, task, job.seed, step, None)
             optimizer.zero_grad(set_to_none=True)
             loss = prompt_loss(compiled, torch.from_numpy(batch.xs), torch.from_numpy(batch.ys),
-                               job.train.loss_positions)
+                               job.train.loss_positions, loss_points(job.train, task, step, None))
             loss.backward()
             optimizer.step()
     torch._dynamo.reset()
@@ -139,7 +143,27 @@ def timed_training(job: TrainJob) -> tuple[float, np.ndarray]:
     return time.perf_counter() - started, losses
 
 
+def padded_to_full_length(job: TrainJob) -> TrainJob:
+    """``job`` with every curriculum stage trained at the task's full length (``train.pad_points`` = K)."""
+    return replace(job, train=replace(job.train, pad_points=task_from_dict(job.task).n_points))
+
+
+def padded_recompiles() -> None:
+    """Part 1 again with ``train.pad_points`` = K, added to the results file (``--padded``)."""
+    torch.set_num_threads(1)
+    padded = {name: graphs_over_the_curriculum(padded_to_full_length(job))
+              for name, job in trainings().items() if job.train.curriculum}
+    for name, row in padded.items():
+        print(name, row, flush=True)
+    result = json.loads(OUT.read_text())
+    result["recompiles over the curriculum, padded to the task's length (train.pad_points = K)"] = padded
+    OUT.write_text(json.dumps(result, indent=2) + "\n")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--padded"]:
+        padded_recompiles()
+        return
     torch.set_num_threads(1)
     jobs = trainings()
     recompiles = {name: graphs_over_the_curriculum(job) for name, job in jobs.items() if job.train.curriculum}

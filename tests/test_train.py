@@ -208,6 +208,76 @@ def test_train_compile_steps_through_the_compiled_model_and_forbids_falling_back
     assert job(compile=True).hash != job().hash and job(compile=False).hash == job().hash
 
 
+
+CURRICULUM = {"dims": [1, 1], "points": [3, 2], "every": 2}  # points 3, 5, 7, 9 over steps 0–1, 2–3, 4–5, 6–
+
+
+def curriculum_job(model: dict, positions: str, **train_kw) -> TrainJob:
+    return TrainJob.from_dict({"model": model, "task": TASK.to_dict(), "seed": 0, "train": {
+        "steps": 8, "batch_size": 32, "lr": 3e-3, "loss_positions": positions, "curriculum": CURRICULUM, **train_kw}})
+
+
+SEQUENCE_MODELS = {"gpt2": {"name": "gpt2", "n_embd": 16, "n_layer": 2, "n_head": 2, "n_points": TASK.n_points},
+                   "lstm": {"name": "lstm", "hidden": 8, "n_layer": 2}}
+
+
+@pytest.mark.parametrize("name, positions", [("gpt2", "all"), ("gpt2", "last"), ("lstm", "all")])
+def test_padded_curriculum_prompts_train_as_the_unpadded_ones_up_to_round_off(name, positions):
+    """``train.pad_points`` 4 trains the stages of 3, 5, 7 and 9 points at 4, 8, 8 and 9 (the prompt's later points
+    filling each); the loss reads only the stage's points, so in exact arithmetic it is the unpadded training: the
+    losses agree to float round-off (rel 1e-5), and so do the trained models' predictions on fresh prompts (not
+    bit-equal: longer matmuls round otherwise; weights whose true gradient is 0, such as the attention's key bias,
+    take Adam-sized steps on round-off, so the test reads predictions, not weights),
+    and the padded spec is a model of its own name."""
+    from iclab.fit.sgd import batch_at
+
+    plain, padded = (curriculum_job(SEQUENCE_MODELS[name], positions, **kw) for kw in ({}, {"pad_points": 4}))
+    assert [batch_at(padded.train, TASK, 0, step, None).xs.shape[1] for step in (0, 2, 4, 6)] == [4, 8, 8, 9]
+    assert [batch_at(plain.train, TASK, 0, step, None).xs.shape[1] for step in (0, 2, 4, 6)] == [3, 5, 7, 9]
+    (plain_model, plain_losses, _), (padded_model, padded_losses, _) = train(plain), train(padded)
+    np.testing.assert_allclose(padded_losses, plain_losses, rtol=1e-5)
+    assert plain_losses[0] != plain_losses[1]  # the weights moved: the comparison covers the steps, not only the init
+    prompts = eval_set(TASK, seed=1, n_prompts=64)
+    xs, ys = torch.from_numpy(prompts.xs).float(), torch.from_numpy(prompts.ys).float()  # (64, 9, 3), (64, 9)
+    with torch.no_grad():
+        np.testing.assert_allclose(padded_model(xs, ys).numpy(), plain_model(xs, ys).numpy(), rtol=1e-4, atol=1e-5)
+    assert padded.hash != plain.hash and "pad_points" not in plain.to_dict()["train"]
+
+
+@pytest.mark.parametrize("name, positions", [("gpt2", "all"), ("gpt2", "last"), ("lstm", "last")])
+def test_the_loss_of_a_padded_prompt_reads_only_its_real_points(name, positions):
+    """Against a loss built by hand on the prompt cut at its 5 real points: the padded prompt's loss is the same
+    whatever fills its 4 later points (here random values 10× the data's scale)."""
+    from iclab.fit.sgd import prompt_loss
+
+    torch.manual_seed(0)
+    model = build_model(SEQUENCE_MODELS[name], TASK.d)
+    xs, ys = torch.randn(6, 9, TASK.d), torch.randn(6, 9)
+    filled_xs, filled_ys = xs.clone(), ys.clone()
+    filled_xs[:, 5:], filled_ys[:, 5:] = 10 * torch.randn(6, 4, TASK.d), 10 * torch.randn(6, 4)
+    with torch.no_grad():
+        predictions = model(xs[:, :5], ys[:, :5])  # (6, 5)
+        by_hand = ((predictions[:, -1] - ys[:, 4]) ** 2).mean() if positions == "last" else (
+            ((predictions[:, 1:] - ys[:, 1:5]) ** 2).mean())
+        for prompt in ((xs, ys), (filled_xs, filled_ys)):
+            assert prompt_loss(model, *prompt, positions, points=5).item() == pytest.approx(by_hand.item(), rel=1e-6)
+
+
+def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):
+    """``train.cuda_graphs`` hands Inductor its ``triton.cudagraphs`` option (the "reduce-overhead" mode) and is
+    refused without ``train.compile``, naming the key."""
+    from iclab.fit.sgd import CountingInductor
+
+    handed = []
+    monkeypatch.setattr(torch._dynamo, "lookup_backend",
+                        lambda name: lambda graph, inputs, config_patches: handed.append((name, config_patches)))
+    for cuda_graphs, options in ((True, {"triton.cudagraphs": True}), (False, None)):
+        CountingInductor(cuda_graphs=cuda_graphs)(None, [])
+        assert handed[-1] == ("inductor", options)
+    with pytest.raises(ValueError, match="train.cuda_graphs needs train.compile"):
+        job(cuda_graphs=True)
+    assert job(compile=True, cuda_graphs=True).hash != job(compile=True).hash
+
 GPU_IMAGE = """
 import sys
 

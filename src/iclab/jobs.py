@@ -76,6 +76,8 @@ LATER_FIELDS = {
     "precision": "float32",
     "tf32": False,
     "compile": False,
+    "cuda_graphs": False,
+    "pad_points": None,
     "max_chunks": None,
 }
 

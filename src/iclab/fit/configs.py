@@ -32,6 +32,12 @@ class TrainConfig:
     precision: str = schema_default("train", "precision")  # float32 | bfloat16: autocast of the forward pass and loss
     tf32: bool = schema_default("train", "tf32")  # CUDA's float32 matmuls in TF32 (the CPU ignores it)
     compile: bool = schema_default("train", "compile")  # the training step's forward and backward by torch.compile
+    cuda_graphs: bool = schema_default("train", "cuda_graphs")  # with compile, on CUDA: the step as CUDA graphs
+    pad_points: int | None = None  # curriculum stages trained at lengths rounded up to multiples of this
+
+    def __post_init__(self) -> None:
+        if self.cuda_graphs and not self.compile:
+            raise ValueError("train.cuda_graphs needs train.compile: true (CUDA graphs replay the compiled step)")
 
 
 @dataclass(frozen=True)

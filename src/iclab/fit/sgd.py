@@ -6,7 +6,8 @@ cube: the loss curve and the parameter snapshots.
 On a GPU the step does not wait on the host: the losses stay on the device until the next progress line or
 checkpoint reads them (divergence is checked there, step by step), batches are made ahead (``iclab.fit.prefetch``),
 and ``train.tf32`` sets CUDA's float32 matmuls. None of this changes a number on the CPU. ``train.compile`` runs the
-step's model through torch.compile (a model of its own name: compiled kernels round differently).
+step's model through torch.compile (a model of its own name: compiled kernels round differently), replayed as CUDA
+graphs with ``train.cuda_graphs``; ``train.pad_points`` trains a curriculum's stages at fewer distinct lengths.
 """
 
 from __future__ import annotations
@@ -46,13 +47,27 @@ def curriculum_stage(cfg: TrainConfig, task: Task, step: int) -> tuple[int, int]
     return min(task.d, dims + stage * dims_step), min(task.n_points, points + stage * points_step)
 
 
+def padded_points(cfg: TrainConfig, task: Task, points: int) -> int:
+    """The length a stage of ``points`` points is trained at: rounded up to a multiple of ``train.pad_points`` (at
+    most the task's K), or ``points`` itself."""
+    if cfg.pad_points is None:
+        return points
+    return min(task.n_points, -(-points // cfg.pad_points) * cfg.pad_points)
+
+
 def batch_at(cfg: TrainConfig, task: Task, seed: int, step: int, pool: Batch | None) -> Batch:
-    """Training batch number ``step``: fresh prompts (with the curriculum's dimensions and points), or prompts of
-    the finite pretraining set ``pool``."""
+    """Training batch number ``step``: fresh prompts (with the curriculum's dimensions, cut at the stage's padded
+    length: ``padded_points``), or prompts of the finite pretraining set ``pool``."""
     if pool is not None:
         return pretraining_batch(pool, seed, step, cfg.batch_size)
     dims, points = curriculum_stage(cfg, task, step)
-    return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=points)
+    return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=padded_points(cfg, task, points))
+
+
+def loss_points(cfg: TrainConfig, task: Task, step: int, pool: Batch | None) -> int:
+    """The points of step ``step``'s prompts that its loss reads: the curriculum stage's (a pretraining set's
+    prompts are whole)."""
+    return task.n_points if pool is not None else curriculum_stage(cfg, task, step)[1]
 
 
 def prefetching(setting: str, device: torch.device) -> bool:
@@ -79,14 +94,16 @@ def matmul_precision(tf32: bool) -> Iterator[None]:
 
 class CountingInductor:
     """torch.compile's Inductor backend, counting the graphs it is handed: one at the first call, one more at each
-    recompile (a new shape that the graphs so far do not cover) or graph break."""
+    recompile (a new shape that the graphs so far do not cover) or graph break. ``cuda_graphs``: Inductor's
+    ``triton.cudagraphs`` (the "reduce-overhead" mode; CUDA tensors only, others run uncaptured)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cuda_graphs: bool = False) -> None:
         self.graphs = 0
+        self.options = {"triton.cudagraphs": True} if cuda_graphs else None
 
     def __call__(self, graph: torch.fx.GraphModule, example_inputs: list) -> Any:
         self.graphs += 1
-        return torch._dynamo.lookup_backend("inductor")(graph, example_inputs)
+        return torch._dynamo.lookup_backend("inductor")(graph, example_inputs, config_patches=self.options)
 
 
 @contextmanager
@@ -97,7 +114,7 @@ def step_model(model: nn.Module, job) -> Iterator[nn.Module]:
     if not job.train.compile:
         yield model
         return
-    backend = CountingInductor()
+    backend = CountingInductor(cuda_graphs=job.train.cuda_graphs)
     with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
         yield torch.compile(model, backend=backend)
     log.info("[%s] torch.compile made %d graph(s) of the training step", job.hash, backend.graphs)
@@ -119,11 +136,21 @@ def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; allowed: adam, sgd")
 
 
-def prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions: str) -> torch.Tensor:
-    """Mean squared error at the final query (``last``) or at every position with context (``all``)."""
+def prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions: str,
+                points: int | None = None) -> torch.Tensor:
+    """Mean squared error at the final query (``last``) or at every position with context (``all``) of prompts xs
+    (B, K', d), ys (B, K') whose first ``points`` points are read (all K' unless given): a padded prompt's loss is
+    the mean over its real positions, its final query the last real point. The model is causal, so the fill past
+    ``points`` changes none of the predictions read."""
+    k = xs.shape[1] if points is None else points
+    if k == xs.shape[1]:
+        if positions == "last":
+            return ((model(xs, ys, last_only=True)[:, 0] - ys[:, -1]) ** 2).mean()
+        return ((model(xs, ys)[:, 1:] - ys[:, 1:]) ** 2).mean()
+    predictions = model(xs, ys)  # (B, K')
     if positions == "last":
-        return ((model(xs, ys, last_only=True)[:, 0] - ys[:, -1]) ** 2).mean()
-    return ((model(xs, ys)[:, 1:] - ys[:, 1:]) ** 2).mean()
+        return ((predictions[:, k - 1] - ys[:, k - 1]) ** 2).mean()
+    return ((predictions[:, 1:k] - ys[:, 1:k]) ** 2).mean()
 
 
 def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
@@ -244,8 +271,10 @@ def train(
             for group in optimizer.param_groups:
                 group["lr"] = lr
             optimizer.zero_grad(set_to_none=True)
+            if cfg.cuda_graphs:
+                torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs may be overwritten
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-                loss = prompt_loss(forward, xs, ys, cfg.loss_positions)
+                loss = prompt_loss(forward, xs, ys, cfg.loss_positions, loss_points(cfg, task, step, pool))
             loss.backward()
             if cfg.grad_clip is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
