@@ -2,6 +2,7 @@
 parameters, job-seconds and memory measured on this machine."""
 
 import itertools
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -110,6 +111,56 @@ def test_requests_follow_the_device_and_are_capped():
     assert cluster.memory_mb(large) > cluster.memory_mb(lsa)
     assert cluster.group_memory_mb([lsa, large]) == cluster.group_memory_mb([large, lsa]) == cluster.memory_mb(large)
     assert cluster.group_memory_mb([lsa]) == cluster.memory_mb(lsa)
+
+
+def test_a_curriculum_counts_each_stage_at_its_own_and_its_padded_length():
+    """Points 3 → 9 by 2 every 2 steps over 10 steps: stages of 2, 2, 2 and 4 steps at 3, 5, 7 and 9 points (at 4, 8,
+    8 and 9 padded to multiples of 4), so a step's mean FLOPs is the step-weighted mean of the full-shape counts at
+    those lengths; the parameters and the activations are the full length's."""
+    model = {"name": "gpt2", "n_points": 9, "n_embd": 16, "n_layer": 2, "n_head": 2}
+    curriculum = {"dims": [1, 1], "points": [3, 2], "every": 2}
+    at = lambda n: cluster.model_size(job(model, 5, n, steps=10, loss_positions="all"))  # noqa: E731
+    grown = cluster.model_size(job(model, 5, 9, steps=10, loss_positions="all", curriculum=curriculum))
+    expected = (2 * at(3).flops_per_step + 2 * at(5).flops_per_step + 2 * at(7).flops_per_step
+                + 4 * at(9).flops_per_step) / 10
+    assert grown.flops_per_step == pytest.approx(expected)
+    assert (grown.parameters, grown.activation_bytes) == (at(9).parameters, at(9).activation_bytes)
+    padded = cluster.model_size(job(model, 5, 9, steps=10, loss_positions="all", curriculum=curriculum, pad_points=4))
+    assert padded.flops_per_step == pytest.approx(
+        (2 * at(4).flops_per_step + 4 * at(8).flops_per_step + 4 * at(9).flops_per_step) / 10)
+    lstm = {"name": "lstm", "hidden": 8, "n_layer": 2}
+    lstm_at = lambda n: cluster.model_size(job(lstm, 5, n, steps=10)).flops_per_step  # noqa: E731
+    assert cluster.model_size(job(lstm, 5, 9, steps=10, curriculum=curriculum)).flops_per_step == pytest.approx(
+        (2 * lstm_at(3) + 2 * lstm_at(5) + 2 * lstm_at(7) + 4 * lstm_at(9)) / 10)
+
+
+def test_the_partitions_limit_caps_each_request_and_sets_the_retries():
+    """A 40 h job under a 12 h limit: every attempt asks for at most 720 min, and it retries
+    ⌈2 × 40 h / 12 h⌉ = 7 times (≥ ⌈40 / 12⌉ = 4 attempts of work, one to spare)."""
+    assert cluster.max_runtime_min({}) == cluster.MAX_RUNTIME_MIN == 1440
+    assert cluster.max_runtime_min({"ICLAB_SLURM_MAX_RUNTIME_MIN": "720"}) == 720
+    for bad in ("12h", "5", "-1", ""):
+        with pytest.raises(ValueError, match="ICLAB_SLURM_MAX_RUNTIME_MIN=.*whole minutes, at least 10"):
+            cluster.max_runtime_min({"ICLAB_SLURM_MAX_RUNTIME_MIN": bad})
+    seconds = 40 * 3600
+    assert cluster.retries_needed(seconds, 720) == 7 and cluster.retries_needed(seconds) == 4
+    assert [cluster.requested_minutes(seconds, a, 720) for a in (1, 2)] == [720, 720]
+    assert cluster.requested_minutes(60, 1, 720) == cluster.MIN_RUNTIME_MIN  # short jobs ask for the floor
+
+
+def test_the_paper_tiers_slurm_plan_under_a_12_hour_limit_finishes_every_training():
+    """Every training job of the paper tier, on a GPU cluster whose partitions allow 12 h: each attempt asks for at
+    most 720 min, and the retries of the training rule (its longest job's) give every job attempts whose minutes add
+    up to at least its SAFETY-scaled estimate."""
+    plan = build_plan(load(ROOT / "config/paper.yaml"))
+    groups = [[plan.train[h].to_dict() for h in members] for members in plan.groups.values()]
+    retries = max(cluster.retries_needed(cluster.group_seconds(specs), 720) for specs in groups)
+    for specs in groups:
+        requests = [cluster.group_runtime_minutes(specs, a, cap=720) for a in range(1, retries + 2)]
+        estimate = cluster.group_seconds(specs)
+        assert max(requests) <= 720 and retries >= math.ceil(estimate / (720 * 60))
+        assert 60 * sum(requests) >= cluster.SAFETY * estimate, (specs[0]["model"], requests, estimate)
+    assert retries > 3  # more than the profile's own: the assumed rate puts single_index's GPT-2s at days
 
 
 def test_partition_and_account_come_from_the_environment():

@@ -5,9 +5,10 @@ import math
 import pytest
 from conftest import REPO
 
+from iclab import cluster
 from iclab.__main__ import main
 from iclab.config import validate
-from iclab.cost import Smoke, cost_table, totals
+from iclab.cost import Smoke, cost_table, markdown, totals
 from iclab.plan import build_plan
 from iclab.smoke import SMOKE_PROMPTS, smoke_config
 
@@ -153,3 +154,107 @@ def test_an_lsa_optimum_is_one_job_a_task_costed_as_its_smoke_run_measured_it(tm
     assert sorted(optima.index) == sorted(full.optima) and set(optima["experiment"]) == {"ltb_gap"}
     assert optima.loc[measured, "cpu_seconds"] == 7.0 and optima.loc[measured, "peak_host_mb"] == 400.0
     assert optima.drop(index=measured).iloc[0]["basis"] == "not measured"
+
+
+# GPU seconds pinned by hand (issue 69): ltb_gap's CPU models beside ltb_table1's bf16 GPT-2s (with and without MLP,
+# two seeds: four jobs that each ask for a GPU). The GPT-2s: 1 layer, width 8, batch 8, token-matrix prompts of
+# T = 7 tokens read at the last: dense = 2T + (per_token - 2) = 24 (MLP, per_token 12) or 16 (without, 4) E²
+# multiply-adds, attention 7 query-key pairs, so 8 · (6 · 24 · 64 + 12 · 7 · 8) = 79,104 and 8 · (6 · 16 · 64 +
+# 12 · 7 · 8) = 54,528 FLOPs a step.
+GPT2_FLOPS = {"gpt2": 79_104, "gpt2_nomlp": 54_528}
+
+
+@pytest.fixture()
+def gpu_tier(tier):
+    table1 = {"d": 3, "n": 6, "beta_star_norm": [0.0], "psi": 1.0, "sigma": 0.5, "seeds": [0, 1],
+              "model": {"n_embd": 8, "n_layer": 1, "n_head": 1},
+              "train": {"steps": FULL_STEPS, "batch_size": 8, "lr": 0.001, "precision": "bfloat16"}}
+    return validate(tier | {"experiments": tier["experiments"] | {"ltb_table1": table1}})
+
+
+def rates_file(path, rows):
+    """A gpu-check rates file of bf16 GPT-2 rows (FLOPs a step, seconds a step) measured on "Card X"."""
+    lines = [",".join(cluster.RATE_COLUMNS)] + [f"Card X,k{i},gpt2,bfloat16,false,false,false,new,{flops},{seconds}"
+                                                for i, (flops, seconds) in enumerate(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return cluster.GpuRates.read(path)
+
+
+def gpu_smoke_run(tmp_path, tier):
+    """Every smoke model 0.5 s for step 1 and 0.7 s at step 2, each training job 10 s with a peak of 900 MB (ltb_gap)
+    or 1,500 MB (a GPT-2); every data job 3 s (the start-up); evaluations not measured."""
+    smoked = build_plan(smoke_config(tier | {"smoke": STEPS}))
+    for group, members in smoked.groups.items():
+        lines = [f"{PREFIX}[{h}] {k}/2 steps ({50 * k:3.0f}%) loss 1 lr 0.01 2 steps/s eta 0s elapsed {t:.3f}s"
+                 for h in members for k, t in ((1, 0.5), (2, 0.7))]
+        peak = 1500 if smoked.train[members[0]].model["name"] == "gpt2" else 900
+        write(tmp_path / "logs" / "train" / f"{group}.log",
+              "\n".join(lines + [f"x INFO iclab: peak memory: host {peak} MB, device 0 MB"]))
+        benchmark(tmp_path, f"train/{group}", 10.0, 500.0)
+    for job_hash in smoked.data:
+        write(tmp_path / "logs" / "data" / f"{job_hash}.log", "x INFO iclab: peak memory: host 300 MB, device 0 MB")
+        write(tmp_path / "data" / f"{job_hash}.nc", "x" * 100 * SMOKE_PROMPTS)
+        benchmark(tmp_path, f"data/{job_hash}", 3.0, 300.0)
+    return Smoke.read(smoked, tmp_path)
+
+
+def test_gpu_seconds_host_memory_runtimes_and_totals_match_the_hand_worked_values(tmp_path, gpu_tier):
+    """Rates at 1e6 and 3e6 FLOPs of 0.011 and 0.013 s fit 0.01 s + 1e-9 s a FLOP: a GPT-2 job takes the start-up
+    (300 s) + 1000 steps × (0.01 + FLOPs × 1e-9) on the GPU. On the CPU each job is one start-up (3 s) + 1000 × 0.2 s
+    + the model's rest (10 − 3 − 0.7 s); ltb_gap's groups of 9 models pay one start-up: 3 + 9 × (200 + 7/3 − 0.7)."""
+    rates = rates_file(tmp_path / "rates.csv", [(1e6, 0.011), (3e6, 0.013)])
+    table = cost_table(build_plan(gpu_tier), gpu_smoke_run(tmp_path / "smoke", gpu_tier),
+                       {"ltb_gap": [], "ltb_table1": []}, rates)
+    train = table[table["rule"] == "train"]
+    gpt2 = train[train["experiment"] == "ltb_table1"]
+    assert sorted(gpt2["what"]) == ["gpt2 ×1", "gpt2 ×1", "gpt2_nomlp ×1", "gpt2_nomlp ×1"]
+    for _, job in gpt2.iterrows():
+        assert job["gpu_seconds"] == pytest.approx(300 + 1000 * (0.01 + GPT2_FLOPS[job["what"][:-3]] * 1e-9))
+        assert job["cpu_seconds"] == pytest.approx(3 + 1000 * 0.2 + (10 - 3 - 0.7))
+        assert job["peak_host_mb"] == 1500 and job["basis"] == "measured; GPU measured on Card X"
+    gap = train[train["experiment"] == "ltb_gap"]
+    assert gap["cpu_seconds"].tolist() == pytest.approx([3 + 9 * (200 + 7 / 3 - 0.7)] * 2)
+    assert gap["gpu_seconds"].isna().all() and (gap["basis"] == "measured").all()
+    gpu_hours = 2 * (300 + 1000 * (0.01 + 79_104e-9) + 300 + 1000 * (0.01 + 54_528e-9)) / 3600
+    total = totals(table)
+    assert total.loc["ltb_table1", "gpu_hours"] == pytest.approx(gpu_hours)
+    assert total.loc["ltb_gap", "gpu_hours"] == 0 and total.loc["tier", "gpu_hours"] == pytest.approx(gpu_hours)
+    assert total.loc["ltb_table1", "peak_host_gb"] == 1.5 and total.loc["tier", "peak_host_gb"] == 1.5
+    assert total.loc["ltb_gap", "cpu_hours"] >= 2 * (3 + 9 * (200 + 7 / 3 - 0.7)) / 3600  # and its data jobs
+    assert "Card X: 4 jobs" in markdown(table, "tier", "smoke")
+
+
+def test_every_gpu_number_says_whether_it_was_measured_or_assumed(tmp_path, gpu_tier):
+    """Without a rates file, or with one that measured another family (the LSTM), every GPT-2 row's GPU seconds are
+    labelled assumed, at the assumed rate (5e12 FLOP/s, 0.01 s a step); no CPU row has a GPU label."""
+    lstm_only = tmp_path / "lstm.csv"
+    lstm_only.write_text(",".join(cluster.RATE_COLUMNS) + "\nCard X,k,lstm,float32,false,false,false,new,1e6,0.011\n")
+    for rates in (None, cluster.GpuRates.read(lstm_only)):
+        table = cost_table(build_plan(gpu_tier), None, {"ltb_gap": [], "ltb_table1": []}, rates)
+        gpt2 = table[table["gpu_seconds"].notna()]
+        assert len(gpt2) == 4 and gpt2["basis"].str.endswith("; GPU assumed 5e+12 FLOP/s").all()
+        for _, job in gpt2.iterrows():
+            assert job["gpu_seconds"] == pytest.approx(300 + 1000 * (0.01 + GPT2_FLOPS[job["what"][:-3]] / 5e12))
+        assert not table.loc[table["gpu_seconds"].isna(), "basis"].str.contains("GPU").any()
+
+
+def test_a_rates_file_at_ten_times_the_assumed_rate_cuts_the_gpt2_hours_by_the_models_factor(tmp_path, tier):
+    """Table 1's GPT-2s at the paper's size (d = 20, n = 40, width 128, 6 layers, 4 heads, batch 64, 500k steps):
+    T = 41 token-matrix tokens read at the last; dense = 5 · 12 · 41 + 2 · 41 + 10 = 2,552 E² with the MLP and
+    5 · 4 · 41 + 2 · 41 + 2 = 904 without, attention 5 · 41² + 41 = 8,446 pairs: F = 64 · (6 · 2552 · 128² + 12 ·
+    8446 · 128) = 16,886,071,296 and 64 · (6 · 904 · 128² + 12 · 8446 · 128) = 6,517,751,808 FLOPs a step. A file
+    of 0.01 s + F / 5e13 (ten times 5e12 FLOP/s, the assumed overhead) makes each job 300 + 5e5 · (0.01 + F / 5e13)
+    s against 300 + 5e5 · (0.01 + F / 5e12): 1.194 times fewer GPU-hours, not ten (the step overhead stays)."""
+    paper_size = {"d": 20, "n": 40, "beta_star_norm": [0.0], "psi": 1.0, "sigma": 0.05, "seeds": [0],
+                  "model": {"n_embd": 128, "n_layer": 6, "n_head": 4},
+                  "train": {"steps": 500_000, "batch_size": 64, "lr": 1e-4, "precision": "bfloat16"}}
+    plan = build_plan(validate(tier | {"experiments": {"ltb_table1": paper_size}}))
+    flops = (16_886_071_296, 6_517_751_808)
+    ten_times = rates_file(tmp_path / "rates.csv", [(1e9, 0.01 + 1e9 / 5e13), (1e10, 0.01 + 1e10 / 5e13)])
+    hours = {}
+    for name, rates in (("assumed", None), ("measured", ten_times)):
+        table = cost_table(plan, None, {"ltb_table1": []}, rates)
+        hours[name] = totals(table).loc["tier", "gpu_hours"]
+    factor = sum(300 + 5e5 * (0.01 + f / 5e12) for f in flops) / sum(300 + 5e5 * (0.01 + f / 5e13) for f in flops)
+    assert hours["assumed"] / hours["measured"] == pytest.approx(factor, rel=1e-9)
+    assert factor == pytest.approx(1.194, abs=5e-4)

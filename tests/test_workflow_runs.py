@@ -174,9 +174,16 @@ def job_resources(block: str) -> dict[str, str]:
 def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_only(tmp_path: Path):
     """Dry run of config/paper.yaml through profiles/slurm (snakemake-executor-plugin-slurm, a test
     dependency): a training job asks for one GPU and the GPU partition exactly when it trains a GPT-2 or an
-    LSTM; runtime and memory follow iclab.cluster's estimate of its spec; every job gets the account."""
+    LSTM; runtime and memory follow iclab.cluster's estimate of its spec, under the partition's 12 h limit and from a
+    rates file of `iclab gpu-check` (bf16 GPT-2 rows), both given in the environment; every job gets the account."""
     assert importlib.util.find_spec("snakemake_executor_plugin_slurm"), "pip install -e '.[test]' installs it"
-    env = {"ICLAB_SLURM_PARTITION": "cpu-q", "ICLAB_SLURM_GPU_PARTITION": "gpu-q", "ICLAB_SLURM_ACCOUNT": "lab"}
+    rates_path = tmp_path / "gpu_rates_card_x.csv"
+    rates_path.write_text(",".join(cluster.RATE_COLUMNS) + "\n" + "".join(
+        f"Card X,k{i},gpt2,bfloat16,false,false,false,new,{flops},{seconds}\n"
+        for i, (flops, seconds) in enumerate([(1e11, 0.02), (1e12, 0.05)])))
+    rates = cluster.GpuRates.read(rates_path)
+    env = {"ICLAB_SLURM_PARTITION": "cpu-q", "ICLAB_SLURM_GPU_PARTITION": "gpu-q", "ICLAB_SLURM_ACCOUNT": "lab",
+           "ICLAB_SLURM_MAX_RUNTIME_MIN": "720", "ICLAB_GPU_RATES": str(rates_path)}
     paper = REPO / "config" / "paper.yaml"
     profile = ["--profile", str(REPO / "profiles" / "slurm")]
     result = snakemake(tmp_path, REPO / "src", "-n", *profile, config=paper, env=env)
@@ -194,11 +201,14 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
         assert resources["slurm_partition"] == ("gpu-q" if sequence_model else "cpu-q")
         assert resources["slurm_account"] == "lab"
         assert (int(resources["runtime"]), int(resources["mem_mb"])) == (
-            cluster.group_runtime_minutes(specs),
+            cluster.group_runtime_minutes(specs, rates=rates, cap=720),
             cluster.group_memory_mb(specs),
         )
+        assert int(resources["runtime"]) <= 720
         if len(specs) == 1:  # a group of one asks for what its model would alone
-            assert int(resources["runtime"]) == cluster.runtime_minutes(specs[0])
+            assert int(resources["runtime"]) == cluster.runtime_minutes(specs[0], rates=rates, cap=720)
+    assert any(cluster.group_runtime_minutes([plan.train[h].to_dict() for h in plan.groups[group]], rates=rates,
+                                             cap=720) < 720 for group, r in requests.items() if int(r["gpu"]))
     names = {plan.train[h].model["name"] for group in requests for h in plan.groups[group]}
     assert {"gpt2", "lstm", "lsa", "ltb", "gd_beta", "two_stage", "mean_field"} <= names
     for rule in ("data", "evaluate", "aggregate"):
@@ -209,7 +219,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
 
 def test_every_stage_has_help():
     stages = ("validate", "data", "train", "lsa-optimum", "evaluate", "theory", "aggregate", "figure", "table",
-              "claims")
+              "claims", "cost", "gpu-check")
     for stage in stages:
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout
 

@@ -67,6 +67,7 @@ def cmd_cost(args: argparse.Namespace) -> None:
     """The tier's cost table, projected from its smoke run's measurements (or, without one, estimated)."""
     from iclab import experiments
     from iclab.config import load, validate
+    from iclab.cluster import GpuRates
     from iclab.cost import Smoke, cost_table, markdown, write_cost
     from iclab.errors import UsageError
     from iclab.plan import build_plan
@@ -91,10 +92,19 @@ def cmd_cost(args: argparse.Namespace) -> None:
         name: ["theory"] * (registry[name].theory is not None) + ["aggregate", *registry[name].products]
         for name in config["experiments"]
     }
-    table = cost_table(build_plan(config), smoke, products)
+    rates = None if args.rates is None else GpuRates.read(args.rates)
+    table = cost_table(build_plan(config), smoke, products, rates)
     if args.out is not None:
         write_cost(table, args.out, name, source)
     print(markdown(table, name, source))
+
+
+def cmd_gpu_check(args: argparse.Namespace) -> None:
+    """The paper tier's training steps timed on a GPU (``iclab.gpu_check``); runs without jsonschema and netCDF4."""
+    from iclab.gpu_check import check
+
+    for path in check(args.config, args.out_dir, args.budget_s, args.tiny):
+        print(path)
 
 
 def cmd_data(args: argparse.Namespace) -> None:
@@ -430,7 +440,18 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--smoke", type=positive_int, metavar="K", help="project from this config's smoke run of K steps")
     s.add_argument("--smoke-dir", type=Path, help="that smoke run's results (default results/smoke)")
     s.add_argument("--out", type=Path, help="path without suffix: .csv (every job) and .md (totals) are written")
+    s.add_argument("--rates", type=Path, metavar="FILE",
+                   help="GPU seconds from this rates file of `iclab gpu-check` (default: an assumed rate, labelled)")
     s.set_defaults(run=cmd_cost)
+
+    s = sub.add_parser("gpu-check", help="time the tier's GPT-2 and LSTM training steps on this machine's GPU")
+    s.add_argument("--config", type=Path, default=Path("config/paper.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
+                   help="where gpu_rates_<card>.csv and gpu_agreement_<card>.csv go (default: %(default)s)")
+    s.add_argument("--budget-s", type=positive_int, default=420,
+                   help="seconds after which no new timing starts (default: %(default)s)")
+    s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
+    s.set_defaults(run=cmd_gpu_check)
 
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")

@@ -10,20 +10,35 @@ The sizes are estimates from the job's spec, not measurements of the job itself:
 - memory = base + 16 bytes a parameter (weights, gradients, Adam's two moments) + activations (on a CPU);
   GPT-2's are Korthikanti et al. 2022's s·b·h·(34 + 5·a·s/h) bytes a layer at 16 bits, doubled for float32.
 
+A curriculum's steps are counted at their stage's prompt length (padded where ``train.pad_points`` says).
+
 The CPU constants are calibrated on the paper tier's smoke run (every training shape of ``config/paper.yaml``,
 two steps each, on this machine's 2 threads: ``benchmarks/results/paper_cost.csv``), so that every request
-covers its job's projection (``tests/test_cluster.py``). The GPU constants are assumed: no GPU was lent.
+covers its job's projection (``tests/test_cluster.py``). The GPU constants are assumed (``RATE``,
+``STEP_OVERHEAD_S``), unless a rates file of ``iclab gpu-check`` is given (``GpuRates``: ``$ICLAB_GPU_RATES`` on
+a cluster, ``iclab cost --rates``): then a GPU step takes the overhead + FLOPs ÷ rate fitted to what that check
+measured on its card, for the job's model family and numerics.
 
 Each estimate is multiplied by ``SAFETY``; a retried job (Snakemake's ``attempt``) asks for ``attempt`` times
-the runtime, capped at ``MAX_RUNTIME_MIN``: a job stopped at its limit resumes from its checkpoint when retried.
+the runtime, capped at the partition's limit (``$ICLAB_SLURM_MAX_RUNTIME_MIN``, default ``MAX_RUNTIME_MIN``): a
+job stopped at its limit resumes from its checkpoint when retried, and the training rule retries as often as its
+longest job needs (``retries_needed``).
 """
 
 from __future__ import annotations
 
+import csv
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from iclab.errors import UsageError
+from iclab.hashing import canonical_json
 
 ACCELERATED_MODELS = ("gpt2", "lstm")  # sequence models trained by many gradient steps: a GPU pays
 
@@ -31,6 +46,8 @@ PARTITION_VARIABLE = "ICLAB_SLURM_PARTITION"  # every job's partition (unset: th
 GPU_PARTITION_VARIABLE = "ICLAB_SLURM_GPU_PARTITION"  # jobs that ask for a GPU (unset: PARTITION_VARIABLE's)
 ACCOUNT_VARIABLE = "ICLAB_SLURM_ACCOUNT"  # unset: the executor plugin guesses the account
 GPUS_VARIABLE = "ICLAB_SLURM_GPUS"  # "1" (default): GPT-2 and LSTM jobs ask for a GPU; "0": no job does (a CPU cluster)
+MAX_RUNTIME_VARIABLE = "ICLAB_SLURM_MAX_RUNTIME_MIN"  # the partition's time limit, minutes (unset: MAX_RUNTIME_MIN)
+RATES_VARIABLE = "ICLAB_GPU_RATES"  # a rates file of `iclab gpu-check` (unset: the assumed GPU rate)
 
 # Sustained FLOP/s of one training job. CPU, measured at the papers' shapes on 2 threads: GPT-2 4.2–8.2e10 and the
 # LSTM 1.1e11 (large matrix products), the linear models, the mean-field particles and the feature MLP 0.75–6.7e10.
@@ -48,7 +65,7 @@ START_UP_S = 300.0  # Python, torch and transformers imports, the data, the chec
 BASE_MEMORY_BYTES = 1.0e9  # a training job's resident set before its model (0.37–0.45 GB measured here)
 CUDA_CONTEXT_BYTES = 1.0e9
 SAFETY = 2.0
-MAX_RUNTIME_MIN = 24 * 60
+MAX_RUNTIME_MIN = 24 * 60  # the cap where the partition's is not given (many clusters' GPU partitions allow less)
 MIN_RUNTIME_MIN = 10
 MIN_MEMORY_MB = 2000
 
@@ -65,13 +82,49 @@ class Size:
     token_layers: float = 0.0  # a sequence model's prompts × tokens × layers of one step (``TOKEN_LAYER_S``)
 
 
+def curriculum_stages(task: dict[str, Any], train: dict[str, Any]) -> list[tuple[int, int]]:
+    """(steps, prompt length) of each stage of the training's curriculum (Garg et al.: the points grow by
+    ``points[1]`` every ``every`` steps up to the task's n), each stage at its padded length (``train.pad_points``:
+    rounded up to a multiple, at most n); one stage at n without a curriculum."""
+    steps, n = train["steps"], task["n_points"]
+    curriculum, pad = train.get("curriculum"), train.get("pad_points")
+    if curriculum is None:
+        return [(steps, n)]
+    (start, grow), every = curriculum["points"], curriculum["every"]
+    stages = []
+    for begin in range(0, steps, every):
+        points = min(n, start + (begin // every) * grow)
+        if points == n:
+            return stages + [(steps - begin, n)]
+        stages.append((min(every, steps - begin), points if pad is None else min(n, -(-points // pad) * pad)))
+    return stages
+
+
+def over_curriculum(size_at: Callable[[int], Size], task: dict[str, Any], train: dict[str, Any]) -> Size:
+    """A sequence model's size from ``size_at(prompt length)``: FLOPs and token-layers per step averaged over the
+    curriculum's stages (step-weighted), the parameters and the largest activations the full length's."""
+    stages, full = curriculum_stages(task, train), size_at(task["n_points"])
+    if len(stages) == 1:
+        return full
+    at = {points: size_at(points) for _, points in stages}
+    def mean(field: str) -> float:
+        return sum(steps * getattr(at[points], field) for steps, points in stages) / train["steps"]
+
+    return replace(full, flops_per_step=mean("flops_per_step"), token_layers=mean("token_layers"))
+
+
 def gpt2_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
-    """GPT-2 blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n tokens (interleaved; a token-matrix
-    model trained at every position runs its n labelled tokens and n queries in one pass), n for a token-matrix
-    model trained at the last query. The last block projects keys and values (2 · E² a token) at every token and the
-    rest only at the tokens read (``GPT2Learner.read_states``): every query when the loss is at every position,
-    else the last one."""
-    n, batch = task["n_points"], train["batch_size"]
+    """``gpt2_step_size`` over the curriculum."""
+    return over_curriculum(lambda n: gpt2_step_size(model, n, train), task, train)
+
+
+def gpt2_step_size(model: dict[str, Any], n: int, train: dict[str, Any]) -> Size:
+    """A GPT-2 step on prompts of n points. Blocks: 12 · L · E² parameters (4 · L · E² without the MLP), T = 2n
+    tokens (interleaved; a token-matrix model trained at every position runs its n labelled tokens and n queries in
+    one pass), n for a token-matrix model trained at the last query. The last block projects keys and values
+    (2 · E² a token) at every token and the rest only at the tokens read (``GPT2Learner.read_states``): every query
+    when the loss is at every position, else the last one."""
+    batch = train["batch_size"]
     embd, layers, heads = model["n_embd"], model["n_layer"], model["n_head"]
     per_token = 12 if model.get("mlp", True) else 4  # a block's E² multiply-adds a token
     parameters = per_token * layers * embd**2
@@ -87,9 +140,14 @@ def gpt2_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]
 
 
 def lstm_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
-    """Stacked LSTMs: 8 · L · H² parameters (four gates, input and recurrent), T = 2n tokens; a token keeps its
-    four gates, cell and output per layer."""
-    hidden, layers, batch, tokens = model["hidden"], model["n_layer"], train["batch_size"], 2 * task["n_points"]
+    """``lstm_step_size`` over the curriculum."""
+    return over_curriculum(lambda n: lstm_step_size(model, n, train), task, train)
+
+
+def lstm_step_size(model: dict[str, Any], n: int, train: dict[str, Any]) -> Size:
+    """Stacked LSTMs on prompts of n points: 8 · L · H² parameters (four gates, input and recurrent), T = 2n tokens;
+    a token keeps its four gates, cell and output per layer."""
+    hidden, layers, batch, tokens = model["hidden"], model["n_layer"], train["batch_size"], 2 * n
     parameters = 8 * layers * hidden**2
     activations = 4 * 6 * batch * tokens * layers * hidden
     return Size(6 * parameters * batch * tokens, train["steps"], parameters, activations, batch * tokens * layers)
@@ -165,9 +223,87 @@ def gpus(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     return int(device(job, gpus_allowed) == "gpu")
 
 
-def estimated_seconds(job: dict[str, Any], on: str) -> float:
-    """Estimated wall-clock seconds of the training job on device ``on`` ("cpu" or "gpu"), before SAFETY."""
+def numerics(job: dict[str, Any]) -> dict[str, Any]:
+    """What a training step's speed depends on beyond its FLOPs: the model family and the step's arithmetic."""
+    train = job["train"]
+    return {"family": job["model"]["name"], "precision": train.get("precision", "float32"),
+            "tf32": train.get("tf32", False), "compile": train.get("compile", False),
+            "cuda_graphs": train.get("cuda_graphs", False)}
+
+
+def step_key(job: dict[str, Any]) -> str:
+    """A training step's shape and numerics: the model (its label aside), the task's d and prompt length, the batch,
+    the loss positions and ``numerics``. Jobs of one key take one time a step on one device."""
+    model = {key: value for key, value in job["model"].items() if key != "label"}
+    task, train = job["task"], job["train"]
+    return canonical_json({"model": model, "d": task["d"], "n_points": task["n_points"],
+                           "batch_size": train["batch_size"], "loss_positions": train.get("loss_positions", "last"),
+                           **numerics(job)})
+
+
+RATE_COLUMNS = ("card", "key", "family", "precision", "tf32", "compile", "cuda_graphs", "loop", "flops_per_step",
+                "seconds_per_step")  # what GpuRates reads of a gpu-check rates file (it writes more)
+
+
+@dataclass(frozen=True)
+class GpuRates:
+    """GPU step times fitted to a rates file of ``iclab gpu-check``: for each model family and numerics measured
+    there (rows of the loop that trains, ``loop`` = "new"), seconds a step = overhead + FLOPs × seconds_per_flop, by
+    least squares over its shapes (overhead 0 where one shape was measured, or where the fit's would be negative)."""
+
+    card: str
+    fits: dict[str, tuple[float, float]]  # canonical_json(numerics) → (overhead s, seconds per FLOP)
+
+    @classmethod
+    def read(cls, path: Path) -> GpuRates:
+        path = Path(path)
+        if not path.is_file():
+            raise UsageError(f"GPU rates file {path} does not exist (write one with `python -m iclab gpu-check`)")
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        missing = [column for column in RATE_COLUMNS if rows and column not in rows[0]]
+        if not rows or missing:
+            raise UsageError(f"GPU rates file {path}: {'no rows' if not rows else f'no columns {missing}'}; "
+                             f"a file of `python -m iclab gpu-check` has the columns {', '.join(RATE_COLUMNS)}")
+        points: dict[str, list[tuple[float, float]]] = {}
+        for row in rows:
+            if row["loop"] == "new":
+                measured = {key: json.loads(row[key]) for key in ("tf32", "compile", "cuda_graphs")}
+                key = canonical_json({"family": row["family"], "precision": row["precision"], **measured})
+                points.setdefault(key, []).append((float(row["flops_per_step"]), float(row["seconds_per_step"])))
+        return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()})
+
+    def step_seconds(self, job: dict[str, Any], flops_per_step: float) -> float | None:
+        """Seconds a step of ``job`` on this card, or None where its family and numerics were not measured."""
+        fit = self.fits.get(canonical_json(numerics(job)))
+        return None if fit is None else fit[0] + flops_per_step * fit[1]
+
+
+def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """(overhead, seconds per FLOP) of seconds = overhead + FLOPs × seconds_per_flop through (FLOPs, seconds) pairs:
+    least squares, or through the origin where one pair (or one FLOP count) is given or the overhead would be < 0."""
+    flops, seconds = (np.asarray(column, dtype=float) for column in zip(*pairs))
+    if len(set(flops)) > 1:
+        slope, overhead = np.polyfit(flops, seconds, 1)
+        if overhead >= 0 and slope > 0:
+            return float(overhead), float(slope)
+    return 0.0, float(np.sum(flops * seconds) / np.sum(flops**2))
+
+
+def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
+    """Where a GPU estimate of ``job`` comes from: "measured on <card>" or "assumed <rate>"."""
+    if rates is not None and canonical_json(numerics(job)) in rates.fits:
+        return f"measured on {rates.card}"
+    return f"assumed {RATE['gpu']:.0e} FLOP/s"
+
+
+def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = None) -> float:
+    """Estimated wall-clock seconds of the training job on device ``on`` ("cpu" or "gpu"), before SAFETY: on a GPU
+    from ``rates`` where they cover the job's family and numerics."""
     size = model_size(job)
+    measured = rates.step_seconds(job, size.flops_per_step) if on == "gpu" and rates is not None else None
+    if measured is not None:
+        return START_UP_S + size.steps * measured
     step = STEP_OVERHEAD_S[on] + size.token_layers * TOKEN_LAYER_S[on] + size.flops_per_step / rate(job, on)
     return START_UP_S + size.steps * step
 
@@ -185,22 +321,29 @@ def priority(job: dict[str, Any]) -> int:
     return round(estimated_seconds(job, "cpu"))
 
 
-def requested_minutes(seconds: float, attempt: int) -> int:
-    """Wall-clock minutes to ask for a job estimated at ``seconds``: × SAFETY × attempt, capped."""
+def requested_minutes(seconds: float, attempt: int, cap: int = MAX_RUNTIME_MIN) -> int:
+    """Wall-clock minutes to ask for a job estimated at ``seconds``: × SAFETY × attempt, capped at ``cap``."""
     minutes = math.ceil(SAFETY * seconds / 60) * attempt
-    return min(max(minutes, MIN_RUNTIME_MIN), MAX_RUNTIME_MIN)
+    return min(max(minutes, MIN_RUNTIME_MIN), cap)
 
 
-def runtime_minutes(job: dict[str, Any], attempt: int = 1, gpus_allowed: bool = True) -> int:
+def retries_needed(seconds: float, cap: int = MAX_RUNTIME_MIN) -> int:
+    """Retries that let a job estimated at ``seconds`` finish under a cap of ``cap`` minutes a run, each resuming from
+    the last one's checkpoint: ⌈SAFETY × seconds ÷ cap⌉, so its attempts (one more) leave one to spare."""
+    return math.ceil(SAFETY * seconds / (60 * cap))
+
+
+def runtime_minutes(job: dict[str, Any], attempt: int = 1, gpus_allowed: bool = True, rates: GpuRates | None = None,
+                    cap: int = MAX_RUNTIME_MIN) -> int:
     """Wall-clock minutes to ask for: the estimate on the job's device × SAFETY × attempt, capped."""
-    return requested_minutes(estimated_seconds(job, device(job, gpus_allowed)), attempt)
+    return requested_minutes(estimated_seconds(job, device(job, gpus_allowed), rates), attempt, cap)
 
 
-def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> float:
+def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True, rates: GpuRates | None = None) -> float:
     """Estimated seconds of one job that trains ``jobs`` (a model group, ``iclab.plan.model_groups``: one device,
     since the models that ask for a GPU train alone) one after another: one start-up, then each model's training."""
     on = device(jobs[0], gpus_allowed)
-    return START_UP_S + sum(estimated_seconds(job, on) - START_UP_S for job in jobs)
+    return START_UP_S + sum(estimated_seconds(job, on, rates) - START_UP_S for job in jobs)
 
 
 def group_priority(jobs: list[dict[str, Any]]) -> int:
@@ -208,9 +351,10 @@ def group_priority(jobs: list[dict[str, Any]]) -> int:
     return round(group_seconds(jobs, gpus_allowed=False))
 
 
-def group_runtime_minutes(jobs: list[dict[str, Any]], attempt: int = 1, gpus_allowed: bool = True) -> int:
+def group_runtime_minutes(jobs: list[dict[str, Any]], attempt: int = 1, gpus_allowed: bool = True,
+                          rates: GpuRates | None = None, cap: int = MAX_RUNTIME_MIN) -> int:
     """``runtime_minutes`` of a job that trains a model group."""
-    return requested_minutes(group_seconds(jobs, gpus_allowed), attempt)
+    return requested_minutes(group_seconds(jobs, gpus_allowed, rates), attempt, cap)
 
 
 def host_bytes(job: dict[str, Any], on: str) -> float:
@@ -229,6 +373,25 @@ def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
 def group_memory_mb(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> int:
     """``memory_mb`` of a job that trains a model group: its largest model's (they train one at a time)."""
     return max(memory_mb(job, gpus_allowed) for job in jobs)
+
+
+def max_runtime_min(environ: Mapping[str, str]) -> int:
+    """``$ICLAB_SLURM_MAX_RUNTIME_MIN``: the partition's time limit in minutes (a whole number ≥ MIN_RUNTIME_MIN);
+    ``MAX_RUNTIME_MIN`` if unset. Anything else is an error naming the variable."""
+    value = environ.get(MAX_RUNTIME_VARIABLE)
+    if value is None:
+        return MAX_RUNTIME_MIN
+    if not value.isdigit() or int(value) < MIN_RUNTIME_MIN:
+        raise UsageError(f"{MAX_RUNTIME_VARIABLE}={value!r}: the partition's time limit in whole minutes, "
+                         f"at least {MIN_RUNTIME_MIN} (e.g. 720 for 12 h)")
+    return int(value)
+
+
+def gpu_rates(environ: Mapping[str, str]) -> GpuRates | None:
+    """``$ICLAB_GPU_RATES``: the rates file of ``iclab gpu-check`` that GPU runtimes are estimated from (unset:
+    none, the assumed rate)."""
+    path = environ.get(RATES_VARIABLE)
+    return GpuRates.read(Path(path)) if path else None
 
 
 def partition(gpu: int, environ: Mapping[str, str]) -> str | None:

@@ -16,8 +16,10 @@ evaluations by experiment and sweep point, data sets by task and stream) and pro
 Peak host memory is each process's high-water mark (``__main__.PEAK_MEMORY_LINE``). Projected to the tier: a
 training step's memory does not grow with the steps (a step at the full shape ran in the smoke run); an evaluation
 or data job adds the arrays that grow with its prompts (the data sets' bytes per prompt as stored, each learner's
-predictions and errors in float64). GPU seconds of GPT-2 and LSTM trainings are ``cluster.estimated_seconds`` at
-its GPU rate: assumed, not measured (``GPU_BASIS``).
+predictions and errors in float64). GPU seconds of GPT-2 and LSTM trainings are ``cluster.estimated_seconds`` on a
+GPU: fitted to a rates file of ``iclab gpu-check`` (``--rates``) where it measured the job's model family and
+numerics, else at the assumed rate; column ``basis`` says which for each row ("measured on <card>" or "assumed
+<rate>").
 
 Without a smoke run's measurements (``--smoke-dir`` absent or another config's), training jobs are estimated by
 ``cluster.estimated_seconds`` and the rest is left unknown: the table says which (column ``basis``).
@@ -49,7 +51,6 @@ PEAK = re.compile(r"peak memory: host (?P<host>[\d.]+) MB, device (?P<device>[\d
 PREDICTED = re.compile(r"predicted: (?P<learner>\S+) seed (?P<seed>\S+) on (?P<prompts>\d+) prompts in (?P<s>[\d.]+) s")
 BUILT = re.compile(r"built: (?P<learner>\S+) in (?P<s>[\d.]+) s")
 EVALUATED = re.compile(r"evaluated: (?P<prompts>\d+) prompts read in (?P<s>[\d.]+) s")
-GPU_BASIS = f"assumed {cluster.RATE['gpu']:.0e} FLOP/s (cluster.RATE; no GPU lent)"
 FLOAT64 = 8
 HOST_LIMIT_MB = 16_000  # a job projected above this must stream (issue 57)
 COLUMNS = (
@@ -152,20 +153,25 @@ def row(experiment: str, rule: str, job: str, what: str, **values: Any) -> dict[
     } | values
 
 
-def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None) -> dict[str, Any]:
-    """A training job of the tier, projected from the smoke jobs that trained its models' counterparts."""
+def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
+              rates: cluster.GpuRates | None = None) -> dict[str, Any]:
+    """A training job of the tier, projected from the smoke jobs that trained its models' counterparts; its GPU
+    seconds (a GPT-2 or an LSTM) from ``rates`` where they cover it, else at the assumed rate."""
     specs = [full.train[h].to_dict() for h in full.groups[group]]
     labels = "+".join(sorted({full.train[h].label for h in full.groups[group]}))
-    gpu = cluster.group_seconds(specs) if cluster.gpus(specs[0]) else math.nan
+    on_gpu = bool(cluster.gpus(specs[0]))
+    gpu = cluster.group_seconds(specs, rates=rates) if on_gpu else math.nan
+    gpu_basis = f"; GPU {cluster.gpu_basis(specs[0], rates)}" if on_gpu else ""
     unit = "prompts" if specs[0]["model"]["name"] == "two_stage" else "steps"
     work = sum(units for spec in specs for _, units in model_work(spec))
-    base = row(experiment, "train", group, f"{labels} ×{len(specs)}", unit=unit, work=work, gpu_seconds=gpu)
+    base = row(experiment, "train", group, f"{labels} ×{len(specs)}", unit=unit, work=work, gpu_seconds=gpu,
+               basis="measured" + gpu_basis)
     twins = smoke_twins(specs, smoke)
     if twins is None:
         return base | {
             "cpu_seconds": cluster.group_seconds(specs, gpus_allowed=False),
             "peak_host_mb": max(cluster.host_bytes(spec, "cpu") for spec in specs) / 1e6,
-            "basis": "cluster.py's estimate (no smoke measurement)",
+            "basis": "cluster.py's estimate (no smoke measurement)" + gpu_basis,
         }
     cpu, smoke_work, rates, logs = smoke.startup, 0, [], []
     for spec, (twin, log) in zip(specs, twins, strict=True):
@@ -286,9 +292,11 @@ def fixed_row(rule: str, experiment: str, smoke: Smoke | None, job: str | None =
                    "peak_host_mb": log.host_mb, "basis": "measured (does not scale)"}
 
 
-def cost_table(full: Plan, smoke: Smoke | None, products: dict[str, list[str]]) -> pd.DataFrame:
+def cost_table(full: Plan, smoke: Smoke | None, products: dict[str, list[str]],
+               rates: cluster.GpuRates | None = None) -> pd.DataFrame:
     """One row per job of the tier ``full`` (``products``: experiment → its rules after evaluation: theory if it has
-    one, aggregate, figure, table), each job attributed to the first experiment (config order) that needs it."""
+    one, aggregate, figure, table), each job attributed to the first experiment (config order) that needs it; GPU
+    seconds from ``rates`` where they cover a job."""
     rows, seen = [], set()
     for experiment, settings in full.settings.items():
         for setting in settings.values():
@@ -299,7 +307,7 @@ def cost_table(full: Plan, smoke: Smoke | None, products: dict[str, list[str]]) 
             for group in dict.fromkeys(full.group_of[m["hash"]] for m in setting.models):
                 if ("train", group) not in seen:
                     seen.add(("train", group))
-                    rows.append(train_row(experiment, group, full, smoke))
+                    rows.append(train_row(experiment, group, full, smoke, rates))
             optimum = full.optimum_of.get(setting.hash)
             if optimum is not None and ("lsa_optimum", optimum) not in seen:
                 seen.add(("lsa_optimum", optimum))
@@ -331,6 +339,13 @@ def totals(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([out, tier])
 
 
+def gpu_bases(table: pd.DataFrame) -> str:
+    """Where the table's GPU seconds come from, with the jobs of each basis: "measured on <card>" or "assumed
+    <rate>"."""
+    bases = table.loc[table["gpu_seconds"].notna(), "basis"].str.extract(r"GPU (.*)$")[0].value_counts()
+    return "; ".join(f"{basis}: {count} jobs" for basis, count in bases.items()) or "no GPU job"
+
+
 def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
     """The totals, the jobs that dominate, and every job projected above ``HOST_LIMIT_MB``."""
     total = totals(table)
@@ -342,7 +357,7 @@ def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
         "",
         f"Projected from {smoke}. {len(table)} jobs: **{tier['cpu_hours']:,.0f} hours** one after another on this "
         f"machine's CPU (the smoke run's threads per job); on a cluster **{tier['gpu_hours']:,.0f} GPU-hours** "
-        f"({GPU_BASIS}) and **{tier['cluster_cpu_hours']:,.0f} CPU-hours**; the largest job "
+        f"({gpu_bases(table)}) and **{tier['cluster_cpu_hours']:,.0f} CPU-hours**; the largest job "
         f"{tier['peak_host_gb']:.1f} GB of host memory. {int(tier['unknown'])} jobs not measured.",
         "",
         total.to_markdown(floatfmt=",.1f"),

@@ -80,14 +80,31 @@ def group_specs(wildcards):
 # if it trains a GPT-2 or an LSTM, for a runtime and memory estimated from its spec, and for the partition and
 # account named in $ICLAB_SLURM_PARTITION, $ICLAB_SLURM_GPU_PARTITION, $ICLAB_SLURM_ACCOUNT (unset: None, the
 # cluster's default partition and the executor plugin's guess of the account).
+# $ICLAB_SLURM_MAX_RUNTIME_MIN (the partition's limit) caps each request, and the training rule then retries as often
+# as its longest job needs (cluster.retries_needed); $ICLAB_GPU_RATES (a rates file of `iclab gpu-check`) sets the GPU
+# runtimes from what that check measured instead of the assumed rate.
 SLURM_PARTITION = cluster.partition(0, os.environ)
 SLURM_ACCOUNT = cluster.account(os.environ)
 try:
     GPUS_ALLOWED = cluster.gpus_allowed(os.environ)  # $ICLAB_SLURM_GPUS=0: a cluster without GPUs
+    MAX_RUNTIME_MIN = cluster.max_runtime_min(os.environ)
+    GPU_RATES = cluster.gpu_rates(os.environ)
 except ValueError as err:
     raise WorkflowError(str(err)) from None
 if not GPUS_ALLOWED:
     print(f"iclab: {cluster.GPUS_VARIABLE}=0: no job asks for a GPU; GPT-2 and LSTM jobs ask for CPUs", file=sys.stderr)
+if GPU_RATES is not None:
+    print(f"iclab: GPU runtimes from {os.environ[cluster.RATES_VARIABLE]} ({GPU_RATES.card})", file=sys.stderr)
+
+
+def train_retries():
+    """With the partition's limit given, the retries its longest training job needs to finish across attempts
+    (each resumes from the last one's checkpoint); without it, the profile's (`--retries`: 0 in a local run)."""
+    if cluster.MAX_RUNTIME_VARIABLE not in os.environ:
+        return None
+    groups = ([PLAN.train[h].to_dict() for h in members] for members in PLAN.groups.values())
+    return max([cluster.retries_needed(cluster.group_seconds(specs, GPUS_ALLOWED, GPU_RATES), MAX_RUNTIME_MIN)
+                for specs in groups], default=0)
 
 
 def train_gpus(wildcards):
@@ -96,7 +113,7 @@ def train_gpus(wildcards):
 
 def train_runtime(wildcards, attempt):
     """Minutes; a retried job (--retries) asks for `attempt` times the estimate and resumes from its checkpoints."""
-    return cluster.group_runtime_minutes(group_specs(wildcards), attempt, GPUS_ALLOWED)
+    return cluster.group_runtime_minutes(group_specs(wildcards), attempt, GPUS_ALLOWED, GPU_RATES, MAX_RUNTIME_MIN)
 
 
 def train_priority(wildcards):

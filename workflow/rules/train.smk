@@ -10,6 +10,7 @@ rule train:
         res("benchmarks/train/{group}.tsv")
     threads: THREADS
     priority: train_priority
+    retries: train_retries()
     resources:
         mem_mb=train_mem_mb,
         runtime=train_runtime,

@@ -107,14 +107,14 @@ class CountingInductor:
 
 
 @contextmanager
-def step_model(model: nn.Module, job) -> Iterator[nn.Module]:
-    """The module the training step calls: ``model``, or (``train.compile``) ``model`` compiled by Inductor, where
-    reaching the recompile limit is an error rather than a silent fall-back to eager; its graph count is logged at
-    the end. The weights are ``model``'s either way."""
+def step_model(model: nn.Module, job, backend: CountingInductor | None = None) -> Iterator[nn.Module]:
+    """The module the training step calls: ``model``, or (``train.compile``) ``model`` compiled by Inductor
+    (``backend``, or a new one), where reaching the recompile limit is an error rather than a silent fall-back to
+    eager; its graph count is logged at the end. The weights are ``model``'s either way."""
     if not job.train.compile:
         yield model
         return
-    backend = CountingInductor(cuda_graphs=job.train.cuda_graphs)
+    backend = backend or CountingInductor(cuda_graphs=job.train.cuda_graphs)
     with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
         yield torch.compile(model, backend=backend)
     log.info("[%s] torch.compile made %d graph(s) of the training step", job.hash, backend.graphs)
@@ -227,6 +227,25 @@ def checkpoint_state(job, step: int, model: nn.Module, optimizer: torch.optim.Op
     }
 
 
+def train_step(forward: nn.Module, model: nn.Module, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+               prompts: tuple[torch.Tensor, torch.Tensor], points: int, lr: float) -> torch.Tensor:
+    """One gradient step of ``model`` (called as ``forward``: itself or compiled) at learning rate ``lr`` on prompts
+    xs (B, K', d), ys (B, K') whose first ``points`` points the loss reads: the loss, left on the device."""
+    xs, ys = prompts
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.zero_grad(set_to_none=True)
+    if cfg.cuda_graphs:
+        torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs may be overwritten
+    with torch.autocast(xs.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+        loss = prompt_loss(forward, xs, ys, cfg.loss_positions, points)
+    loss.backward()
+    if cfg.grad_clip is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+    return loss
+
+
 def train(
     job,
     *,
@@ -268,17 +287,7 @@ def train(
     with matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
             lr = learning_rate(cfg, step)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            optimizer.zero_grad(set_to_none=True)
-            if cfg.cuda_graphs:
-                torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs may be overwritten
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-                loss = prompt_loss(forward, xs, ys, cfg.loss_positions, loss_points(cfg, task, step, pool))
-            loss.backward()
-            if cfg.grad_clip is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            optimizer.step()
+            loss = train_step(forward, model, optimizer, cfg, (xs, ys), loss_points(cfg, task, step, pool), lr)
             reader.add(step, loss)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
             if progress.due(step + 1) or checkpoint_due:

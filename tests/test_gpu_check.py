@@ -1,0 +1,160 @@
+"""The prepared GPU check (``iclab.gpu_check``) at tiny shapes on the CPU: what it times, what it writes and when it
+refuses; its FLOP counts against ``cluster``'s, its agreement errors against numpy."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import REPO
+
+from iclab import cluster, gpu_check
+from iclab.config import load
+from iclab.errors import UsageError
+from iclab.plan import build_plan
+
+PAPER = REPO / "config" / "paper.yaml"
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    return gpu_check.tier_shapes(PAPER)
+
+
+def test_the_tiers_shapes_are_its_distinct_sequence_model_steps(shapes):
+    """Against the plan read with validation: every GPT-2 and LSTM training has its step among the shapes, each shape
+    once, the models counted add up, the shares add to 1 (largest first), and each shape is at its full length."""
+    plan = build_plan(load(PAPER))
+    sequence = [job.to_dict() for job in plan.train.values() if job.model["name"] in cluster.ACCELERATED_MODELS]
+    keys = [cluster.step_key(shape.spec) for shape in shapes]
+    assert sorted(keys) == sorted({cluster.step_key(spec) for spec in sequence})
+    assert sum(shape.models for shape in shapes) == len(sequence)
+    assert sum(shape.share for shape in shapes) == pytest.approx(1.0)
+    assert [shape.share for shape in shapes] == sorted((shape.share for shape in shapes), reverse=True)
+    assert all(shape.job.train.curriculum is None and shape.job.seed == 0 for shape in shapes)
+    assert shapes[0].experiment == "single_index"  # 257 points × 12 layers × 256 wide: the tier's largest step
+
+
+def test_the_check_at_tiny_shapes_writes_a_row_per_timing_and_keeps_the_rows_of_a_stopped_run(tmp_path, monkeypatch,
+                                                                                               shapes):
+    """Every planned timing gives a row (eager for every shape, compiled for three, the old loop, TF32 for float32)
+    whose FLOP count is ``cluster``'s for the shape as timed; the agreement rows cover float32, TF32 and bf16 for the
+    largest GPT-2 and the LSTM. A run stopped at its third timing leaves a file of the two before it. (Compiling is a
+    stand-in here: for real it takes ~15 s a shape on this CPU.)"""
+    monkeypatch.setattr(torch, "compile", lambda model, backend: model)
+    rates, agreement = gpu_check.check(PAPER, tmp_path, budget_s=600, tiny_shapes=True)
+    rows = read_rows(rates)
+    planned = gpu_check.planned_timings([gpu_check.tiny(shape) for shape in shapes])
+    assert len(rows) == len(planned) and {row["loop"] for row in rows} == {"new", "old"}
+    assert sum(row["compile"] == "true" for row in rows) == gpu_check.COMPILED
+    assert sum(row["tf32"] == "true" for row in rows) == sum(s.job.train.precision == "float32" for s in shapes)
+    for row, (_, job, _) in zip(rows, planned):
+        assert float(row["flops_per_step"]) == cluster.model_size(job.to_dict()).flops_per_step
+        assert row["key"] == cluster.step_key(job.to_dict()) and int(row["steps_timed"]) >= 1
+        assert float(row["seconds_per_step"]) > 0 and row["card"] == "cpu"
+    checked = read_rows(agreement)
+    assert [row["numerics"] for row in checked] == ["float32", "tf32", "bfloat16"] * 2
+    assert {json.loads(row["key"])["family"] for row in checked} == {"gpt2", "lstm"}
+    assert all(row["within"] == "true" for row in checked)
+
+    calls = []
+
+    def stopped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the device machine's time limit
+        return {"steps_timed": 1, "seconds_per_step": 0.5, "warmup_s": 0.1, "peak_memory_mb": 1.0, "graphs": 0}
+
+    monkeypatch.setattr(gpu_check, "timed_steps", stopped)
+    monkeypatch.setattr(gpu_check, "agreement_rows", lambda *args: [])
+    with pytest.raises(KeyboardInterrupt):
+        gpu_check.check(PAPER, tmp_path / "stopped", budget_s=600, tiny_shapes=True)
+    kept = read_rows(tmp_path / "stopped" / "gpu_rates_cpu.csv")
+    assert [row["seconds_per_step"] for row in kept] == ["0.5", "0.5"]
+
+
+def test_the_agreement_error_is_the_gradients_relative_distance(monkeypatch, shapes):
+    """A device whose step returns the CPU's gradient scaled by 1.01 has relative error 0.01 by numpy's norm: outside
+    float32's tolerance, within TF32's and bf16's."""
+    real, reference = gpu_check.loss_and_gradient, []
+
+    def one_percent_off_on_the_device(job, state, prompts, device):
+        if not reference:  # the CPU's float32 step comes first
+            loss, gradient = real(job, state, prompts, torch.device("cpu"))
+            reference.extend([loss, gradient.numpy().copy()])
+            return loss, gradient
+        return reference[0], torch.from_numpy(1.01 * reference[1])
+
+    monkeypatch.setattr(gpu_check, "loss_and_gradient", one_percent_off_on_the_device)
+    rows = gpu_check.agreement_rows(gpu_check.tiny(shapes[0]), torch.device("cpu"), "cpu")
+    expected = np.linalg.norm(0.01 * reference[1]) / np.linalg.norm(reference[1])
+    assert expected == pytest.approx(0.01)
+    for row in rows:
+        assert row["grad_rel_error"] == pytest.approx(expected, rel=1e-9) and row["loss_rel_error"] == 0
+    assert [row["within"] for row in rows] == ["false", "true", "true"]
+
+
+def test_without_cuda_the_real_check_refuses_in_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(UsageError, match=r"^gpu-check: no CUDA device here .*--tiny") as error:
+        gpu_check.check(PAPER, tmp_path, budget_s=10, tiny_shapes=False)
+    assert "\n" not in str(error.value) and not list(tmp_path.iterdir())
+
+
+def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
+    """Hand-made rates: two bf16 GPT-2 shapes at 1e12 and 3e12 FLOPs a step timed at 0.012 and 0.032 s give
+    overhead 0.002 s and 1e-14 s a FLOP (worked by hand); a job of 2e12 FLOPs a step then takes 0.022 s a step on
+    that card, "measured on" it, while a float32 GPT-2, not measured, keeps the assumed rate."""
+    path = tmp_path / "gpu_rates_x.csv"
+    header = ",".join(cluster.RATE_COLUMNS)
+    lines = [header] + [f'Card X,k{i},gpt2,bfloat16,false,false,false,new,{flops},{seconds}'
+                        for i, (flops, seconds) in enumerate([(1e12, 0.012), (3e12, 0.032)])]
+    lines.append("Card X,k9,gpt2,bfloat16,false,false,false,old,1e12,0.5")  # the old loop: not in the fit
+    path.write_text("\n".join(lines) + "\n")
+    rates = cluster.GpuRates.read(path)
+    overhead, per_flop = rates.fits[json.dumps({"compile": False, "cuda_graphs": False, "family": "gpt2",
+                                                "precision": "bfloat16", "tf32": False}, separators=(",", ":"))]
+    assert (overhead, per_flop) == (pytest.approx(0.002), pytest.approx(1e-14))
+    bf16 = {"model": {"name": "gpt2"}, "train": {"precision": "bfloat16"}}
+    assert rates.step_seconds(bf16, 2e12) == pytest.approx(0.022)
+    assert cluster.gpu_basis(bf16, rates) == "measured on Card X"
+    float32 = {"model": {"name": "gpt2"}, "train": {}}
+    assert rates.step_seconds(float32, 2e12) is None and cluster.gpu_basis(float32, rates) == "assumed 5e+12 FLOP/s"
+    for bad, message in (("", "no rows"), ("card,key\nX,k\n", "no columns")):
+        (tmp_path / "bad.csv").write_text(bad)
+        with pytest.raises(UsageError, match=message):
+            cluster.GpuRates.read(tmp_path / "bad.csv")
+    with pytest.raises(UsageError, match="does not exist"):
+        cluster.GpuRates.read(tmp_path / "absent.csv")
+
+
+GPU_IMAGE_CHECK = """
+import sys, torch
+
+class NotInstalled:  # the GPU machine's image: no jsonschema, netCDF4 or snakemake
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
+            raise ImportError(f"no module named {name!r} on the GPU image")
+
+sys.meta_path.insert(0, NotInstalled())
+torch.compile = lambda model, backend: model  # compiling is ~15 s a shape here
+from iclab.__main__ import main
+main(["gpu-check", "--tiny", "--out-dir", sys.argv[1]])
+"""
+
+
+def test_the_check_runs_with_only_what_the_gpu_machines_image_has(tmp_path):
+    """As it will run there (``python -m iclab gpu-check``, the tier's config read without jsonschema)."""
+    result = subprocess.run([sys.executable, "-c", GPU_IMAGE_CHECK, str(tmp_path)], cwd=REPO, capture_output=True,
+                            text=True, env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == [str(tmp_path / "gpu_rates_cpu.csv"), str(tmp_path / "gpu_agreement_cpu.csv")]
