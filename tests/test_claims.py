@@ -97,11 +97,12 @@ def simulated(rng, reps: int, seeds: int, mean: float, seed_sd: float, eval_sem:
     return mean + rng.normal(0.0, seed_sd, size=(reps, seeds)) + rng.normal(0.0, eval_sem, size=(reps, 1))
 
 
-def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float, trained: bool = True) -> np.ndarray:
+def verdicts(values: np.ndarray, eval_sem: float, relation: str, margin: float, trained: bool = True,
+             look: int = 1) -> np.ndarray:
     sems = xr.DataArray(np.full(values.shape[1], eval_sem), dims="seed")
     return np.array([
         Claim("c", "s", over_seeds(xr.DataArray(v, dims="seed"), sems, trained=trained), relation, exact(0.0), "b",
-              margin, "test").verdict
+              margin, "test", look=look).verdict
         for v in values
     ])
 
@@ -122,27 +123,30 @@ def test_an_ordering_that_is_not_there_holds_at_most_in_5_percent():
     [(4, 0.2, "≈", 1.0, 0.1), (10, 0.5, ">", 1.0, 0.2), (6, 1.6, "≈", 0.5, 0.3)],
 )
 def test_the_probability_that_seeds_decide_a_claim_matches_monte_carlo(seeds, truth, relation, seed_sd, eval_sem):
-    from iclab.claims import decision_probability, region
+    from iclab.claims import LOOK_LEVELS, decision_probability, region
 
     start, end, _, _ = region(relation, 1.0)
     values = simulated(np.random.default_rng(8), 4000, seeds, truth, seed_sd, eval_sem)
     decided = "holds" if start <= truth <= end else "fails"
-    measured = np.mean(verdicts(values, eval_sem, relation, 1.0) == decided)
-    expected = decision_probability(seeds, truth, seed_sd, eval_sem, start, end)
+    measured = np.mean(verdicts(values, eval_sem, relation, 1.0) == decided)  # at look 1's level
+    expected = decision_probability(seeds, truth, seed_sd, eval_sem, start, end, LOOK_LEVELS[0])
     assert abs(measured - expected) <= 3 * np.sqrt(expected * (1 - expected) / 4000) + 1e-3
 
 
 @pytest.mark.parametrize("seed_sd, eval_sem, margin", [(1.0, 0.1, 1.0), (0.5, 0.2, 0.8), (2.0, 0.0, 1.0)])
 def test_the_seeds_the_table_asks_for_decide_a_true_equivalence_in_80_percent(seed_sd, eval_sem, margin):
-    """A pilot whose estimate is the truth (0) and whose spread is the true one; runs with the seeds it says are
-    needed hold in 80% (within 3 Monte-Carlo s.e. of 2000 runs), and half as many do not."""
+    """A pilot whose estimate is the truth (0) and whose spread is the true one; second looks with the seeds it says
+    are needed (at look 2's level) hold in 80% (within 3 Monte-Carlo s.e. of 2000 runs), and half as many do not."""
+    from iclab.claims import LOOK_LEVELS
+
     pilot = Estimate(tuple(seed_sd * np.array([-1.0, 0.0, 1.0])), eval_sem, trained=True)  # sd = seed_sd exactly
-    needed = int(seeds_needed(pilot, "≈", margin))
+    needed = int(seeds_needed(pilot, "≈", margin, LOOK_LEVELS[1]))
     rng = np.random.default_rng(2)
-    held = np.mean(verdicts(simulated(rng, 2000, needed, 0.0, seed_sd, eval_sem), eval_sem, "≈", margin) == "holds")
+    looks = simulated(rng, 2000, needed, 0.0, seed_sd, eval_sem)
+    held = np.mean(verdicts(looks, eval_sem, "≈", margin, look=2) == "holds")
     assert needed > 3 and held >= 0.8 - 3 * np.sqrt(0.16 / 2000)
     fewer = simulated(rng, 2000, needed // 2, 0.0, seed_sd, eval_sem)
-    half = np.mean(verdicts(fewer, eval_sem, "≈", margin) == "holds")
+    half = np.mean(verdicts(fewer, eval_sem, "≈", margin, look=2) == "holds")
     assert half < 0.8 - 3 * np.sqrt(0.16 / 2000)  # the count is not padded far beyond what is needed
 
 
@@ -323,9 +327,15 @@ def test_verifications_are_listed_apart_and_not_counted_among_the_claims():
     assert VERIFICATIONS in html(table) and VERIFICATIONS not in markdown(table.iloc[:1])
 
 
-def normal_claim(value: float, se: float) -> Claim:
+def normal_claim(value: float, se: float, look: int = 1) -> Claim:
     """'m < 0' for a seed-free Monte-Carlo estimate m ~ N(value, se²): its one-sided p-value is Φ(value / se)."""
-    return Claim("m < 0", "test", with_sem(value, se), "<", exact(0.0), "normal")
+    return Claim("m < 0", "test", with_sem(value, se), "<", exact(0.0), "normal", look=look)
+
+
+def family_scaled(p: float, look: int = 1) -> float:
+    """The z of a row of ``look`` whose p on the family's scale (``Claim.holm_p``: its own p × 2.5% / its look's
+    alpha, 2.0% or 0.5%) is ``p``."""
+    return stats.norm.ppf(p * (0.020, 0.005)[look - 1] / 0.025)
 
 
 def test_a_rows_decision_p_is_its_one_sided_p_value():
@@ -334,19 +344,21 @@ def test_a_rows_decision_p_is_its_one_sided_p_value():
 
 
 def test_holm_steps_down_from_the_smallest_p():
-    """p = 0.001, 0.02, 0.03 at a family-wise 2.5%: only the first holds (0.02 > 0.025 / 2); unadjusted, two."""
+    """p = 0.001, 0.02, 0.03 on the family's scale at a family-wise 2.5%: only the first holds (0.02 > 0.025 / 2);
+    row by row (look 1 at its 2.0%: own p 0.0008, 0.016, 0.024), two."""
     from iclab.claims import holm_verdicts
 
-    rows = [normal_claim(stats.norm.ppf(p), 1.0) for p in (0.02, 0.001, 0.03)]
+    rows = [normal_claim(family_scaled(p), 1.0) for p in (0.02, 0.001, 0.03)]
     assert [row.verdict for row in rows] == ["holds", "holds", "inconclusive"]
     assert holm_verdicts(rows) == ["inconclusive", "holds", "inconclusive"]
     assert holm_verdicts(rows[:1]) == ["holds"]  # alone, 0.02 ≤ 0.025
 
 
 def family(p_values: tuple[float, ...], failing: tuple[int, ...] = ()) -> list[Claim]:
-    """Rows 'm < 0' whose one-sided p-values are ``p_values``; the rows at ``failing`` point the other way (their
-    interval lies above 0: the verdict they decide is "fails", with the same p)."""
-    return [normal_claim(stats.norm.ppf(p) * (-1 if i in failing else 1), 1.0) for i, p in enumerate(p_values)]
+    """Rows 'm < 0' of look 1 whose one-sided p-values on the family's scale are ``p_values``; the rows at
+    ``failing`` point the other way (their interval lies above 0: the verdict they decide is "fails", with the same
+    p)."""
+    return [normal_claim(family_scaled(p) * (-1 if i in failing else 1), 1.0) for i, p in enumerate(p_values)]
 
 
 # Holm at a family-wise 2.5% (α = 0.025): the k-th smallest p (from 0) of m rows is judged at α / (m − k) while every
@@ -377,7 +389,8 @@ def test_holm_steps_down_and_stops_where_worked_out_by_hand(p_values, failing, v
 
     assert HOLM_ALPHA == pytest.approx(0.025)
     rows = family(p_values, failing)
-    assert [row.decision_p for row in rows] == pytest.approx(p_values, rel=1e-6)
+    assert [row.holm_p for row in rows] == pytest.approx(p_values, rel=1e-6)
+    assert [row.decision_p for row in rows] == pytest.approx([0.8 * p for p in p_values], rel=1e-6)
     assert holm_verdicts(rows) == verdicts
 
 
@@ -386,8 +399,33 @@ def test_holm_decides_more_than_bonferroni_where_the_step_down_reaches_further()
     from iclab.claims import holm_verdicts
 
     rows = family((0.001, 0.02))
-    bonferroni = [row.verdict_at(1 - 2 * 0.025 / 2) for row in rows]
+    bonferroni = [row.verdict_at(1 - 2 * 0.020 / 2) for row in rows]  # look 1's share of 0.025 / 2
     assert bonferroni == ["holds", "inconclusive"] and holm_verdicts(rows) == ["holds", "holds"]
+
+
+# Rows of both looks in one family (worked by hand): a row's own p scaled to the family's 2.5% by 2.5/2.0 (look 1)
+# or 2.5/0.5 (look 2); Holm's thresholds for m = 2 are 0.0125, then 0.025.
+LOOK_FAMILIES = [
+    # look 1 own 0.008 → 0.01, look 2 own 0.003 → 0.015: 0.01 ≤ 0.0125, then 0.015 ≤ 0.025: both hold
+    (((1, 0.008), (2, 0.003)), ["holds", "holds"]),
+    # look 1 own 0.012 → 0.015, look 2 own 0.0022 → 0.011: 0.011 ≤ 0.0125, then 0.015 ≤ 0.025
+    (((1, 0.012), (2, 0.0022)), ["holds", "holds"]),
+    # look 1 own 0.016 → 0.02, look 2 own 0.0026 → 0.013 > 0.0125: stops at once, though each holds on its own look
+    (((1, 0.016), (2, 0.0026)), ["inconclusive", "inconclusive"]),
+    # alone, a look-2 row of own p 0.004 (→ 0.02) holds, one of 0.006 (→ 0.03) does not
+    (((2, 0.004),), ["holds"]),
+    (((2, 0.006),), ["inconclusive"]),
+]
+
+
+@pytest.mark.parametrize("rows, verdicts", LOOK_FAMILIES)
+def test_holm_scales_each_rows_p_by_its_looks_share_of_the_error(rows, verdicts):
+    from iclab.claims import holm_verdicts
+
+    claims = [normal_claim(stats.norm.ppf(p), 1.0, look=look) for look, p in rows]
+    own = ["holds" if p <= (0.020, 0.005)[look - 1] else "inconclusive" for look, p in rows]  # at its look's rate
+    assert [claim.verdict for claim in claims] == own
+    assert holm_verdicts(claims) == verdicts
 
 
 def test_holm_keeps_the_family_wise_error_at_its_rate():

@@ -20,8 +20,10 @@ quantile. Two estimates on the same evaluation prompts have correlated errors: w
 means over groups of prompts (``risk_groups``, batch means), the difference is paired prompt by prompt and its
 Monte-Carlo s.e. is that of the groups' differences (Student-t over the groups); where it does not, it is
 bounded by the sum of theirs (Cauchy–Schwarz). On different prompt sets it is the two in quadrature.
-At ``LEVEL`` = 95% (the figures' bands), each one-sided bound is at 97.5%: an ordering that is not there holds
-in at most 2.5% of runs, and so does an equivalence at the margin's edge.
+A row is decided in at most two looks (``LOOK_ALPHAS``): the config's run at a one-sided 2.0% (its interval at
+96%), and where that leaves it inconclusive, new seeds or prompts only at 0.5% (99%): an ordering that is not there
+holds in at most 2.5% of runs over both looks, and so does an equivalence at the margin's edge. "Seeds needed" are
+those of look 2, at 99%. The figures' bands stay at ``LEVEL`` = 95%.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ from iclab import intervals
 from iclab.atomic import write_text
 
 LEVEL = intervals.LEVEL  # the level of the bands drawn in the figures
+# The two-look design (docs/claims.md), fixed before any data: look 1 is the config's run, look 2 the seeds or
+# prompts that its inconclusive rows need, new ones only. Each look decides at its own one-sided error rate, so that
+# a row's chance of a false verdict over both looks is at most their sum, HOLM_ALPHA (Bonferroni over the looks).
+# 2.0% + 0.5%: look 1 loses little against a single look at 2.5%, look 2 is still cheap in seeds
+# (benchmarks/results/two_looks.json: the simulation that checks the error and measures the power).
+LOOK_ALPHAS = (0.020, 0.005)
+LOOK_LEVELS = tuple(1 - 2 * alpha for alpha in LOOK_ALPHAS)  # two-sided levels of each look's interval: 96%, 99%
 POWER = 0.8  # "seeds needed": the seeds that decide the claim with this probability if the truth is the estimate
 MAX_SEEDS = 10_000  # beyond this, seeds alone do not decide the claim
 BOOTSTRAP_RESAMPLES = 1000  # of similarities and best counts (prompt groups and seeds)
@@ -59,7 +68,7 @@ COLUMNS = (
 )
 # Holm's step-down over the family of the papers' claims: each row's verdict at a one-sided error rate of
 # HOLM_ALPHA / (rows left), so that the chance of any false verdict in the family stays at HOLM_ALPHA
-HOLM_ALPHA = (1 - LEVEL) / 2
+HOLM_ALPHA = sum(LOOK_ALPHAS)
 # a row whose experiment's seeds were raised after an inconclusive verdict: its verdict was looked at twice
 # The prompt set of an estimate whose set is not named: its Monte-Carlo error is bounded as if it shared its prompts
 # with any other such estimate (the conservative sum), and its prompt groups never pair with another's.
@@ -346,30 +355,56 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
         return "—"
     sd = difference.seed_se * math.sqrt(difference.seeds)  # spread of one seed's value
     start, end, _, _ = region(relation, margin)
-    for s in range(2, MAX_SEEDS + 1):
-        if decision_probability(s, difference.value, sd, difference.prompt_se, start, end, level) >= POWER:
-            return str(s)
-    return f"> {MAX_SEEDS}"
+    (s,) = deciding_seeds(np.array([difference.value]), np.array([sd]), np.array([difference.prompt_se]), start, end,
+                          level, MAX_SEEDS)
+    return str(s) if s <= MAX_SEEDS else f"> {MAX_SEEDS}"
+
+
+def deciding_seeds(truth: np.ndarray, sd: np.ndarray, mc_se: np.ndarray, start: float, end: float, level: float,
+                   cap: int) -> np.ndarray:
+    """Per row of (truth, sd, mc_se) (R,): the smallest S in 2…``cap`` with ``decision_probabilities`` ≥ POWER,
+    ``cap`` + 1 where none is."""
+    needed = np.full(len(truth), cap + 1)
+    open_rows = np.arange(len(truth))
+    for s in range(2, cap + 1):
+        decided = decision_probabilities(s, truth[open_rows], sd[open_rows], mc_se[open_rows], start, end, level)
+        needed[open_rows[decided >= POWER]] = s
+        open_rows = open_rows[decided < POWER]
+        if not len(open_rows):
+            break
+    return needed
 
 
 def decision_probability(
     s: int, truth: float, sd: float, mc_se: float, start: float, end: float, level: float = LEVEL, grid: int = 400
 ) -> float:
-    """Probability that S seeds decide the claim the way ``truth`` points (inside [start, end]: holds; outside:
-    fails), when each seed's value has spread ``sd`` and the mean a Monte-Carlo error ``mc_se``: the mean is
-    N(truth, sd²/S + mc_se²) and the seed spread's estimate sd·√(χ²_{S−1}/(S−1)) independent of it, averaged
+    """``decision_probabilities`` of one row."""
+    return float(decision_probabilities(s, np.array([truth]), np.array([sd]), np.array([mc_se]), start, end, level,
+                                        grid)[0])
+
+
+def decision_probabilities(s: int, truth: np.ndarray, sd: np.ndarray, mc_se: np.ndarray, start: float, end: float,
+                           level: float = LEVEL, grid: int = 400) -> np.ndarray:
+    """Per row (R,), the probability that S seeds decide the claim the way ``truth`` points (inside [start, end]:
+    holds; outside: fails), when each seed's value has spread ``sd`` and the mean a Monte-Carlo error ``mc_se``: the
+    mean is N(truth, sd²/S + mc_se²) and the seed spread's estimate sd·√(χ²_{S−1}/(S−1)) independent of it, averaged
     over ``grid`` quantiles of the χ²."""
     from scipy import special
 
     chi2 = special.chdtri(s - 1, (np.arange(grid) + 0.5) / grid) / (s - 1)  # (grid,) quantiles of χ²/(S − 1)
-    half = np.hypot(intervals.quantile(s, level) * sd * np.sqrt(chi2 / s), intervals.quantile(1, level) * mc_se)
-    spread = math.sqrt(sd**2 / s + mc_se**2)
-    cdf = lambda x: special.ndtr((x - truth) / spread)  # noqa: E731: P(mean ≤ x)
-    if start <= truth <= end:  # holds: start + half ≤ mean ≤ end − half
-        probability = np.clip(cdf(end - half) - cdf(start + half), 0, 1)
-    else:  # fails: the interval beyond the region on truth's side
-        probability = cdf(start - half) if truth < start else 1 - cdf(end + half)
-    return float(np.mean(probability))
+    seed_half = intervals.quantile(s, level) * sd[:, None] * np.sqrt(chi2 / s)  # (R, grid)
+    half = np.hypot(seed_half, intervals.quantile(1, level) * mc_se[:, None])  # (R, grid)
+    spread = np.sqrt(sd**2 / s + mc_se**2)[:, None]  # (R, 1)
+    truth = truth[:, None]
+
+    def cdf(x: np.ndarray) -> np.ndarray:  # P(mean ≤ x)
+        return special.ndtr((x - truth) / spread)
+
+    with np.errstate(invalid="ignore"):  # inf − inf where a region is unbounded: those rows take the other branch
+        holds = np.clip(cdf(end - half) - cdf(start + half), 0, 1)  # start + half ≤ mean ≤ end − half
+        fails = np.where(truth < start, cdf(start - half), 1 - cdf(end + half))  # beyond the region on truth's side
+    probability = np.where((start <= truth) & (truth <= end), holds, fails)
+    return probability.mean(axis=1)
 
 
 @dataclass(frozen=True)
@@ -383,6 +418,7 @@ class Claim:
     margin: float = 0.0
     margin_source: str = ""  # where the margin comes from (required for ≈ and any non-zero margin)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. a censored best count
+    look: int = 1  # the look of the design whose seeds and prompts the estimates are made of (``LOOK_ALPHAS``)
     # a check that cannot come out otherwise by chance (a deterministic ODE, an order the closed forms decide by far
     # or that holds by construction): listed apart as a verification, not counted among the papers' claims
     verification: bool = False
@@ -394,6 +430,20 @@ class Claim:
             raise ValueError(f"{self.claim}: margin {self.margin!r} must be finite and ≥ 0")
         if (self.relation == "≈" or self.margin > 0) and not self.margin_source:
             raise ValueError(f"{self.claim}: a margin needs its source (margin_source)")
+        if self.look not in (1, 2):
+            raise ValueError(f"{self.claim}: look {self.look!r}; allowed 1 (the config's run) or 2 (the second look)")
+
+    @property
+    def level(self) -> float:
+        """The two-sided level of this look's interval (``LOOK_LEVELS``)."""
+        return LOOK_LEVELS[self.look - 1]
+
+    @property
+    def holm_p(self) -> float:
+        """``decision_p`` on the scale of the family's error rate: decision_p × HOLM_ALPHA / the look's alpha, so that
+        Holm at rate r decides a row of look j at its own rate r × α_j / HOLM_ALPHA (a row of both looks takes the
+        smaller of the two: min(p₁·α/α₁, p₂·α/α₂))."""
+        return min(1.0, self.decision_p * HOLM_ALPHA / LOOK_ALPHAS[self.look - 1])
 
     @cached_property
     def difference(self) -> Estimate:
@@ -401,7 +451,7 @@ class Claim:
 
     @cached_property
     def verdict(self) -> str:
-        return self.verdict_at(LEVEL)
+        return self.verdict_at(self.level)
 
     def verdict_at(self, level: float) -> str:
         """The verdict of the two-sided ``level`` interval (one seed: inconclusive)."""
@@ -428,8 +478,8 @@ class Claim:
 
     def row(self, experiment: str) -> dict:
         d = self.difference
-        low, high = d.interval()
-        needed = seeds_needed(d, self.relation, self.margin) if self.verdict == "inconclusive" else ""
+        low, high = d.interval(self.level)
+        needed = seeds_needed(d, self.relation, self.margin, LOOK_LEVELS[1]) if self.verdict == "inconclusive" else ""
         notes = ("1 seed",) * (d.seeds == 1) + self.notes
         return {
             "experiment": experiment,
@@ -488,21 +538,23 @@ def claims_table(
 
 
 def holm_verdicts(claims: list[Claim], alpha: float = HOLM_ALPHA) -> list[str]:
-    """Holm's step-down over ``claims``: in order of ``decision_p``, the k-th smallest (from 0) keeps its verdict at
-    the error rate alpha / (m − k) while its p is within it; from the first that is not, every row is inconclusive.
-    The chance that any row's verdict is false stays at ``alpha`` whatever the rows' dependence."""
+    """Holm's step-down over ``claims``: in order of ``holm_p``, the k-th smallest (from 0) keeps its verdict at the
+    error rate alpha / (m − k) (its look's share of it: × α_look / HOLM_ALPHA) while its p is within it; from the
+    first that is not, every row is inconclusive. The chance that any row's verdict is false stays at ``alpha``
+    whatever the rows' dependence."""
     m = len(claims)
     verdicts = ["inconclusive"] * m
-    for k, i in enumerate(sorted(range(m), key=lambda i: claims[i].decision_p)):
+    for k, i in enumerate(sorted(range(m), key=lambda i: claims[i].holm_p)):
         rate = alpha / (m - k)
-        if claims[i].decision_p > rate:
+        if claims[i].holm_p > rate:
             break
-        verdicts[i] = claims[i].verdict_at(1 - 2 * rate)
+        look_rate = rate * LOOK_ALPHAS[claims[i].look - 1] / HOLM_ALPHA
+        verdicts[i] = claims[i].verdict_at(1 - 2 * look_rate)
     return verdicts
 
 
 def summary(table: pd.DataFrame) -> str:
-    """'N claims: a hold, b fail, c inconclusive (95% intervals)' and the verifications' count, or a smoke run's
+    """'N claims: a hold, b fail, c inconclusive (96% intervals)' and the verifications' count, or a smoke run's
     warning."""
     if (table["verdict"] == SMOKE_VERDICT).any():
         return (
@@ -513,7 +565,7 @@ def summary(table: pd.DataFrame) -> str:
     counts, holm = ({v: int((claims[column] == v).sum()) for v in VERDICTS} for column in ("verdict", "holm_verdict"))
     text = (
         f"{len(claims)} claims: {counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} "
-        f"inconclusive ({LEVEL:.0%} intervals of measured − expected); Holm-adjusted over the {len(claims)} "
+        f"inconclusive ({LOOK_LEVELS[0]:.0%} intervals of measured − expected); Holm-adjusted over the {len(claims)} "
         f"({HOLM_ALPHA:.1%} family-wise a side): {holm['holds']} hold, {holm['fails']} fail, "
         f"{holm['inconclusive']} inconclusive."
     )

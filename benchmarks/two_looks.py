@@ -1,0 +1,86 @@
+"""Benchmark: the two-look design of the claims table (``claims.LOOK_ALPHAS``, simulated by ``iclab.looks``).
+
+    python benchmarks/two_looks.py   # writes benchmarks/results/two_looks.json (~4 min, one thread)
+
+1. False verdicts: for each relation (margins as the suite's), look 1 with S₁ ∈ {1, 2, 3, 5} seeds (the configs'
+   counts), one seed's spread 1 and the prompts' s.e. 0.1 or 0.5 (relative to it), the truth on the region's edge:
+   the rates of "holds" (false if the truth is just outside the edge) and "fails" (false if just inside) after look 1
+   and after both looks, for look 2 on its new seeds alone (the design) and pooled with look 1's.
+2. Power: the truth 0.5 and 1.5 spreads inside the region's nearest edge (an ordering or a bound that is there, an
+   equivalence well within its margin), S₁ ∈ {2, 3, 5}: the rate of the right verdict after look 1, after both, and
+   at a single look at 2.5% a side (the table before the design), with the share of rows that had a look 2 and
+   their mean S₂.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from iclab.claims import LEVEL, LOOK_ALPHAS, region
+from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, intervals_of, simulate, verdicts
+
+OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "two_looks.json"
+REPS = 20_000
+RELATIONS = [("≈", 1.0), ("<", 0.0), (">", 0.5), ("≤", 0.5), ("≥", 0.0)]
+
+
+def edge_and_inside(relation: str, margin: float, depth: float) -> tuple[float, float]:
+    """The region's finite edge (the lower one of ≈) and the point ``depth`` inside it."""
+    start, end, _, _ = region(relation, margin)
+    if np.isfinite(start):
+        return start, (0.0 if relation == "≈" and depth > margin else start + depth)
+    return end, end - depth
+
+
+def single_look_right(relation: str, margin: float, truth: float, s1: int, rng: np.random.Generator) -> float:
+    """The rate of the right verdict at one look at ``LEVEL`` (2.5% a side), as the table decided before the design."""
+    values = truth + rng.normal(0.0, 1.0, size=(REPS, s1)) + rng.normal(0.0, 0.1, size=(REPS, 1))
+    _, low, high = intervals_of(values, 0.1, LEVEL)
+    return float(np.mean(verdicts(relation, margin, low, high) == "holds"))
+
+
+def main() -> None:
+    rng = np.random.default_rng(2026)
+    started = time.perf_counter()
+    false_verdicts = []
+    for relation, margin in RELATIONS:
+        edge, _ = edge_and_inside(relation, margin, 0.0)
+        for mc_se in (0.1, 0.5):
+            for s1 in (1, 2, 3, 5):
+                row = {"relation": relation, "margin": margin, "truth": edge, "mc_se": mc_se, "s1": s1}
+                for design, pooled in (("new seeds", False), ("pooled", True)):
+                    looks = simulate(relation, margin, edge, 1.0, mc_se, s1, REPS, rng, pooled=pooled)
+                    row[design] = {"holds look 1": looks.rate("holds", False), "fails look 1": looks.rate("fails", False),
+                                   "holds": looks.rate("holds"), "fails": looks.rate("fails"),
+                                   "second looks": looks.second_looks / REPS, "mean S2": round(looks.mean_seeds, 2)}
+                false_verdicts.append(row)
+                print(row, flush=True)
+    power = []
+    for relation, margin in RELATIONS:
+        for depth in (0.5, 1.5):
+            _, truth = edge_and_inside(relation, margin, depth)
+            for s1 in (2, 3, 5):
+                looks = simulate(relation, margin, truth, 1.0, 0.1, s1, REPS, rng)
+                row = {"relation": relation, "margin": margin, "truth": truth, "s1": s1,
+                       "right after look 1": looks.rate("holds", False), "right after both": looks.rate("holds"),
+                       "right at one look at 2.5%": single_look_right(relation, margin, truth, s1, rng),
+                       "second looks": looks.second_looks / REPS, "mean S2": round(looks.mean_seeds, 2)}
+                power.append(row)
+                print(row, flush=True)
+    worst = max(max(row["new seeds"]["holds"], row["new seeds"]["fails"]) for row in false_verdicts)
+    worst_pooled = max(max(row["pooled"]["holds"], row["pooled"]["fails"]) for row in false_verdicts)
+    result = {"reps": REPS, "look alphas (one-sided)": list(LOOK_ALPHAS), "look-2 seed cap": LOOK2_MAX_SEEDS,
+              "look-2 seeds after one seed": ONE_SEED_LOOK2, "one seed's spread": 1.0,
+              "binomial s.e. at 2.5%": float(np.sqrt(0.025 * 0.975 / REPS)),
+              "largest false-verdict rate, new seeds": worst, "largest false-verdict rate, pooled": worst_pooled,
+              "false verdicts at the edge": false_verdicts, "power": power,
+              "seconds": round(time.perf_counter() - started, 1)}
+    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

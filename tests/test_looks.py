@@ -1,0 +1,61 @@
+"""The two-look design (``iclab.looks``, ``claims.LOOK_ALPHAS``): the simulated rule is the table's, and its false
+verdicts over both looks stay within 2.5% a side with the truth on the region's edge."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from iclab import looks
+from iclab.claims import LOOK_LEVELS, Claim, exact, over_seeds, region, seeds_needed
+
+RELATIONS = [("≈", 1.0), ("<", 0.0), (">", 0.5), ("≤", 0.5), ("≥", 0.0)]
+REPS = 4000
+
+
+def binomial_bound(rate: float, reps: int = REPS) -> float:
+    return rate + 3 * np.sqrt(rate * (1 - rate) / reps)
+
+
+@pytest.mark.parametrize("relation, margin", RELATIONS)
+def test_false_verdicts_over_both_looks_stay_within_their_rates_at_the_regions_edge(relation, margin):
+    """Truth on the region's edge, one seed's spread 1, the prompts' s.e. 0.3, look 1 with the configs' seed counts:
+    "holds" is false if the truth lies just outside the edge and "fails" if just inside, so each may happen in at most
+    2.5% of rows (within 3 binomial s.e. of 4000); after a one-seed look 1 (never decided) only look 2 can err, at its
+    0.5% (deciding look 2 at look 1's 2.0% would show here)."""
+    start, end, _, _ = region(relation, margin)
+    edge = start if np.isfinite(start) else end
+    rng = np.random.default_rng(5)
+    for s1 in (1, 2, 3, 5):
+        result = looks.simulate(relation, margin, edge, 1.0, 0.3, s1, REPS, rng)
+        limit = binomial_bound(0.005 if s1 == 1 else 0.025)
+        assert result.rate("holds") <= limit and result.rate("fails") <= limit, (s1, result)
+        if s1 == 1:
+            assert result.second_looks == REPS and result.mean_seeds == looks.ONE_SEED_LOOK2
+
+
+def test_the_simulated_rule_is_the_tables():
+    """For 40 simulated look-1 draws: the vectorized interval's verdict is ``Claim.verdict``'s, and look 2's seeds
+    are the table's "seeds needed" at look 2's level (0 where it names none, or past the cap)."""
+    rng = np.random.default_rng(7)
+    for relation, margin in RELATIONS:
+        values = 0.4 + rng.normal(0.0, 1.0, size=(40, 3))
+        mean, low, high = looks.intervals_of(values, 0.2, LOOK_LEVELS[0])
+        simulated = looks.verdicts(relation, margin, low, high)
+        seed_sd = values.std(axis=1, ddof=1)
+        planned = looks.look2_seeds(mean, seed_sd, 0.2, relation, margin)
+        sems = xr.DataArray(np.full(3, 0.2), dims="seed")
+        for row, verdict, seeds in zip(values, simulated, planned):
+            claim = Claim("c", "s", over_seeds(xr.DataArray(row, dims="seed"), sems), relation, exact(0.0), "b",
+                          margin, "test")
+            assert claim.verdict == verdict
+            needed = seeds_needed(claim.difference, relation, margin, LOOK_LEVELS[1])
+            expected = int(needed) if needed.isdigit() and int(needed) <= looks.LOOK2_MAX_SEEDS else 0
+            assert seeds == expected, (relation, row, needed)
+
+
+def test_a_true_effect_is_decided_more_often_after_the_second_look():
+    """An ordering 1.5 seed-spreads beyond its edge, 3 seeds at look 1: look 2 adds decisions (power) and no row
+    decided at look 1 changes."""
+    result = looks.simulate(">", 0.0, 1.5, 1.0, 0.1, 3, REPS, np.random.default_rng(11))
+    assert result.rate("holds") > result.rate("holds", final=False) + 0.05
+    assert result.rate("fails") == result.rate("fails", final=False) == 0
