@@ -107,6 +107,32 @@ def cmd_gpu_check(args: argparse.Namespace) -> None:
         print(path)
 
 
+def cmd_decide(args: argparse.Namespace) -> None:
+    """The second look's plan from look 1's claims table and benchmarks (``iclab.decide``): printed, and its config
+    written to ``--out``."""
+    import pandas as pd
+    import yaml
+
+    from iclab.atomic import write_text
+    from iclab.config import load
+    from iclab.decide import look2, needs, overlay
+    from iclab.errors import UsageError
+    from iclab.plan import build_plan
+
+    if not args.claims.is_file():
+        raise UsageError(f"--claims {args.claims}: no look-1 claims table there (snakemake results/tables/claims.md)")
+    config, table = load(args.config), pd.read_csv(args.claims)
+    looks = look2(table, config, build_plan(config), args.results, args.budget_s)
+    for look in looks:
+        print(f"{look.experiment}: {len(look.rows)} rows, new seeds {list(look.new_seeds)}, "
+              f"~{look.job_seconds:,.0f} job-s — {'planned' if look.affordable else 'over the budget'}")
+    for need in needs(table):
+        if need.kind != "seeds":
+            print(f"{need.experiment}: {need.claim}: {need.kind} ({need.why})")
+    write_text(args.out, yaml.safe_dump(overlay(looks, config), sort_keys=False, allow_unicode=True))
+    print(args.out)
+
+
 def cmd_data(args: argparse.Namespace) -> None:
     from iclab.cubes import DATA_KIND, write_cube
     from iclab.datasets import data_dataset
@@ -452,6 +478,15 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds after which no new timing starts (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
     s.set_defaults(run=cmd_gpu_check)
+
+    s = sub.add_parser("decide", help="plan the second look: the seeds each inconclusive claim needs, within a budget")
+    s.add_argument("--config", type=Path, required=True, help="look 1's config file")
+    s.add_argument("--claims", type=Path, default=Path("results/tables/claims.csv"), help="look 1's claims table")
+    s.add_argument("--results", type=Path, default=Path("results"), help="look 1's results (its benchmarks price look 2)")
+    s.add_argument("--budget-s", type=float, default=7200.0,
+                   help="job-seconds look 2 may take (default %(default)s: 60 min on 2 cores)")
+    s.add_argument("--out", type=Path, required=True, help="where look 2's config is written (YAML)")
+    s.set_defaults(run=cmd_decide)
 
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
     s.add_argument("--cubes", type=Path, nargs="+", required=True, help="experiment cubes, in the table's order")

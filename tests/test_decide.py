@@ -1,0 +1,88 @@
+"""The second look's plan (``iclab.decide``): what each inconclusive row needs, read from the table's text, and
+each experiment's new seeds and price from hand-made benchmarks, worked out by hand."""
+
+import pandas as pd
+import pytest
+
+from iclab import decide
+from iclab.config import validate
+from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
+from iclab.plan import build_plan
+
+
+def table(rows):
+    return pd.DataFrame([{"experiment": e, "kind": k, "claim": c, "verdict": v, "seeds_needed": n}
+                         for e, k, c, v, n in rows])
+
+
+def test_each_inconclusive_rows_need_is_read_from_its_seeds_needed():
+    rows = table([
+        ("a", "claim", "six seeds", "inconclusive", "6"),
+        ("a", "claim", "one seed", "inconclusive", "unknown: 1 seed has no spread"),
+        ("a", "claim", "prompts", "inconclusive", "none: the Monte-Carlo error alone is too large (~213× the prompts)"),
+        ("a", "claim", "past the cap", "inconclusive", str(LOOK2_MAX_SEEDS + 1)),
+        ("a", "claim", "edge", "inconclusive", "none: the estimate sits on the region's edge"),
+        ("a", "claim", "decided", "holds", ""),
+        ("a", "verification", "check", "inconclusive", "4"),
+    ])
+    got = [(need.claim, need.kind, need.amount) for need in decide.needs(rows)]
+    assert got == [("six seeds", "seeds", 6), ("one seed", "seeds", ONE_SEED_LOOK2), ("prompts", "prompts", 213),
+                   ("past the cap", "paper tier", 0), ("edge", "paper tier", 0)]
+
+
+@pytest.fixture()
+def tier():
+    """ltb_gap (3 seeds, two β*: 2 model groups of 9, 2 evaluations) and ltb_training (seeds 0, 1)."""
+    gap = {"d": 3, "n": [6], "beta_star_norm": [0.0, 1.0], "psi": 1.0, "sigma": 0.5, "init_scale": 0.1,
+           "models": ["lsa", "ltb", "gd_beta"], "baselines": ["zero"],
+           "train": {"steps": 100, "batch_size": 8, "lr": 0.01}}
+    training = {key: gap[key] for key in ("d", "psi", "sigma", "init_scale", "models", "train")}
+    training |= {"n": 6, "beta_star_norm": [2.0], "baselines": [], "snapshot_every": 50, "seeds": [0, 1]}
+    return validate({"seeds": [0, 1, 2], "evaluation": {"n_prompts": 100, "seed": 1},
+                     "experiments": {"ltb_gap": gap, "ltb_training": training}})
+
+
+def benchmarks(results, plan, seconds):
+    """Every train job ``seconds["train"]``, every evaluation ``seconds["evaluate"]``, aggregate and figure 5 s."""
+    def write(rule, job, s):
+        path = results / "benchmarks" / rule / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\tmax_rss\n{s}\t0:00:00\t100\n")
+
+    for group in plan.groups:
+        write("train", group, seconds["train"])
+    for experiment, settings in plan.settings.items():
+        for setting in settings.values():
+            write("evaluate", f"{experiment}/{setting.hash}", seconds["evaluate"])
+        for rule in ("aggregate", "figure"):
+            write(rule, experiment, 5.0)
+
+
+def test_each_experiment_gets_the_seeds_its_rows_need_priced_from_look_one(tmp_path, tier):
+    """ltb_gap: rows needing 4 and 6 seeds → 6 new seeds (3, …, 8); its look 1 ran 2 train jobs of 30 s and 2
+    evaluations of 10 s for 3 seeds: 80 × 6 / 3 + 10 (aggregate, figure) = 170 job-seconds. ltb_training: one row with
+    no spread to plan from → 3 new seeds (2, 3, 4); 1 train job (30 s) and 1 evaluation (10 s) for 2 seeds:
+    40 × 3 / 2 + 10 = 70. A budget of 100 takes ltb_training (1 row per 70 s) and not ltb_gap (2 rows per 170 s)."""
+    plan = build_plan(tier)
+    benchmarks(tmp_path, plan, {"train": 30.0, "evaluate": 10.0})
+    rows = table([
+        ("ltb_gap", "claim", "r1", "inconclusive", "4"), ("ltb_gap", "claim", "r2", "inconclusive", "6"),
+        ("ltb_training", "claim", "r3", "inconclusive", "unknown: 1 seed has no spread"),
+    ])
+    looks = {look.experiment: look for look in decide.look2(rows, tier, plan, tmp_path, budget_s=100.0)}
+    gap, training = looks["ltb_gap"], looks["ltb_training"]
+    assert gap.new_seeds == (3, 4, 5, 6, 7, 8) and gap.job_seconds == pytest.approx(80 * 6 / 3 + 10)
+    assert training.new_seeds == (2, 3, 4) and training.job_seconds == pytest.approx(40 * 3 / 2 + 10)
+    assert (training.affordable, gap.affordable) == (True, False)
+    config = decide.overlay(list(looks.values()), tier)
+    assert list(config["experiments"]) == ["ltb_training"] and config["experiments"]["ltb_training"]["seeds"] == [2, 3, 4]
+    new_models = build_plan(validate(config)).train.values()
+    assert {job.seed for job in new_models} == {2, 3, 4}  # look 2 trains new models only
+    everything = decide.look2(rows, tier, plan, tmp_path, budget_s=1e9)
+    assert all(look.affordable for look in everything)
+
+
+def test_a_missing_benchmark_is_named(tmp_path, tier):
+    rows = table([("ltb_gap", "claim", "r1", "inconclusive", "4")])
+    with pytest.raises(FileNotFoundError, match=r"no benchmark .*benchmarks/train/.*look 1's run"):
+        decide.look2(rows, tier, build_plan(tier), tmp_path, budget_s=100.0)
