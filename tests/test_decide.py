@@ -8,6 +8,7 @@ from iclab import decide
 from iclab.config import validate
 from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
 from iclab.plan import build_plan
+from iclab.smoke import results_dir
 
 
 def table(rows):
@@ -74,8 +75,10 @@ def test_each_experiment_gets_the_seeds_its_rows_need_priced_from_look_one(tmp_p
     assert gap.new_seeds == (3, 4, 5, 6, 7, 8) and gap.job_seconds == pytest.approx(80 * 6 / 3 + 10)
     assert training.new_seeds == (2, 3, 4) and training.job_seconds == pytest.approx(40 * 3 / 2 + 10)
     assert (training.affordable, gap.affordable) == (True, False)
-    config = decide.overlay(list(looks.values()), tier)
+    config = decide.overlay(list(looks.values()), tier, tmp_path)
     assert list(config["experiments"]) == ["ltb_training"] and config["experiments"]["ltb_training"]["seeds"] == [2, 3, 4]
+    assert config["second_look"] == {"results": str(tmp_path), "experiments": ["ltb_gap", "ltb_training"]}
+    assert results_dir(config) == f"{tmp_path}/look2"  # never over look 1's cubes and tables
     new_models = build_plan(validate(config)).train.values()
     assert {job.seed for job in new_models} == {2, 3, 4}  # look 2 trains new models only
     everything = decide.look2(rows, tier, plan, tmp_path, budget_s=1e9)

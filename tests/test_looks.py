@@ -59,3 +59,31 @@ def test_a_true_effect_is_decided_more_often_after_the_second_look():
     result = looks.simulate(">", 0.0, 1.5, 1.0, 0.1, 3, REPS, np.random.default_rng(11))
     assert result.rate("holds") > result.rate("holds", final=False) + 0.05
     assert result.rate("fails") == result.rate("fails", final=False) == 0
+
+
+def ordering(name: str, value: float, look: int = 1, verification: bool = False) -> Claim:
+    """'m < 0' on a seed-free estimate m ~ N(value, 1): its one-sided p is Φ(value)."""
+    from iclab.claims import with_sem
+
+    return Claim(name, "test", with_sem(value, 1.0), "<", exact(0.0), "normal", look=look, verification=verification)
+
+
+def test_the_table_of_both_looks_keeps_look_ones_decisions_and_takes_look_two_for_the_rest():
+    """Look 1: "decided" (p 0.001, holds at 2.0%), "open" (p 0.1) and "ignored" (p 0.3, not measured again), and a
+    verification; look 2 measured "open" (own p 0.002 → holds at 0.5%) and "decided" again (never used). The table
+    has look 1's rows where look 1 decided or look 2 did not measure, look 2's for "open"; Holm over the family of
+    three: sorted p on the family's scale 0.00125 (≤ 0.025/3), 0.01 (look 2's own 0.002 × 5, against look 1's
+    0.1 × 1.25; ≤ 0.025/2), 0.375: holds, holds, inconclusive."""
+    from scipy import stats
+
+    from iclab.claims import claims_table
+
+    first = {"e": [ordering("decided", stats.norm.ppf(0.001)), ordering("open", stats.norm.ppf(0.1)),
+                   ordering("ignored", stats.norm.ppf(0.3)), ordering("check", -9.0, verification=True)]}
+    second = {"e": [ordering("open", stats.norm.ppf(0.002), look=2), ordering("decided", 5.0, look=2)]}
+    table = claims_table(second, first_look=first).set_index("claim")
+    assert table["look"].to_dict() == {"decided": 1, "open": 2, "ignored": 1, "check": 1}
+    assert table["verdict"].to_dict() == {"decided": "holds", "open": "holds", "ignored": "inconclusive",
+                                          "check": "holds"}
+    assert table["holm_verdict"].to_dict() == {"decided": "holds", "open": "holds", "ignored": "inconclusive",
+                                               "check": "—"}

@@ -464,3 +464,33 @@ def test_truncated_input_cube_fails_with_a_clear_message(finished_run: Path, tmp
     assert f"{broken}: not a readable NetCDF file" in result.stderr
     assert "Traceback" not in result.stderr
     assert not cube.exists()
+
+
+def test_a_second_look_trains_only_new_seeds_and_judges_both_looks(finished_run: Path, scratch_src: Path):
+    """``iclab decide`` on the tiny run's claims table and benchmarks, at a budget that takes its cheapest
+    experiment only, then the same workflow on the config it wrote: that experiment's new seeds alone are trained
+    and evaluated, under results/look2/; look 1's files are left as they were; the look-2 table holds every look-1
+    row, with look 2's where look 1 left the row inconclusive and look 2 measured it."""
+    from iclab import decide
+
+    table = pd.read_csv(finished_run / "results/tables/claims.csv", keep_default_na=False)
+    config = load(TINY)
+    looks = decide.look2(table, config, build_plan(config), finished_run / "results", budget_s=math.inf)
+    cheapest = min(looks, key=lambda look: look.job_seconds)
+    look1_files = {path: path.stat().st_mtime_ns for path in (finished_run / "results").rglob("*") if path.is_file()}
+    run_cli("decide", "--config", str(TINY), "--budget-s", str(cheapest.job_seconds), "--out", "look2.yaml",
+            cwd=finished_run)
+    overlay = yaml.safe_load((finished_run / "look2.yaml").read_text())
+    assert list(overlay["experiments"]) == [cheapest.experiment]
+    result = snakemake(finished_run, scratch_src, "results/look2/tables/claims.csv", config=finished_run / "look2.yaml")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    look2 = build_plan(load(finished_run / "look2.yaml"))
+    assert {job.seed for job in look2.train.values()} == set(cheapest.new_seeds)
+    assert job_counts(result)["train"] == len(look2.groups)  # the new seeds' models, nothing of look 1
+    assert {path: path.stat().st_mtime_ns for path in look1_files} == look1_files
+    both = pd.read_csv(finished_run / "results/look2/tables/claims.csv", keep_default_na=False)
+    assert both[["experiment", "claim"]].values.tolist() == table[["experiment", "claim"]].values.tolist()
+    took = both["look"] == 2
+    assert took.any() and (both[took]["experiment"] == cheapest.experiment).all()
+    assert (table[took.values]["verdict"] == "inconclusive").all()
+    assert (both[~took].drop(columns=["holm_verdict"]) == table[~took.values].drop(columns=["holm_verdict"])).all().all()

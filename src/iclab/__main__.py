@@ -129,7 +129,7 @@ def cmd_decide(args: argparse.Namespace) -> None:
     for need in needs(table):
         if need.kind != "seeds":
             print(f"{need.experiment}: {need.claim}: {need.kind} ({need.why})")
-    write_text(args.out, yaml.safe_dump(overlay(looks, config), sort_keys=False, allow_unicode=True))
+    write_text(args.out, yaml.safe_dump(overlay(looks, config, args.results), sort_keys=False, allow_unicode=True))
     print(args.out)
 
 
@@ -361,6 +361,8 @@ def cmd_gallery(args: argparse.Namespace) -> None:
 
 
 def cmd_claims(args: argparse.Namespace) -> None:
+    from dataclasses import replace
+
     from iclab import experiments
     from iclab.claims import claims_table, markdown, write_claims
     from iclab.cubes import EXPERIMENT_KIND, cube_spec, read_cube
@@ -374,7 +376,15 @@ def cmd_claims(args: argparse.Namespace) -> None:
     if unknown := set(raised) - set(cubes):
         raise UsageError(f"--seeds-raised {sorted(unknown)[0]}: no such experiment among the cubes ({', '.join(cubes)})")
     found = {name: experiments.claims(name, cube) for name, cube in cubes.items()}
-    table = claims_table(found, smoke=args.smoke is not None, raised=raised)
+    first_look = None
+    if args.first_look_cubes:  # these cubes are a second look's: its claims are look 2's
+        first_look = {}
+        for path in args.first_look_cubes:
+            cube = read_cube(path, kind=EXPERIMENT_KIND)
+            name = cube_spec(cube)["experiment"]
+            first_look[name] = experiments.claims(name, cube)
+        found = {name: [replace(claim, look=2) for claim in rows] for name, rows in found.items()}
+    table = claims_table(found, smoke=args.smoke is not None, raised=raised, first_look=first_look)
     write_claims(table, args.out)
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
@@ -494,6 +504,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--smoke", type=positive_int, metavar="K", help="the cubes are a smoke run's (K steps): judge none")
     s.add_argument("--seeds-raised", nargs="*", default=[], metavar="NAME=SEEDS",
                    help="an experiment whose seeds were raised from SEEDS after an inconclusive verdict (its rows say so)")
+    s.add_argument("--first-look-cubes", type=Path, nargs="*", default=[],
+                   help="--cubes are a second look's: look 1's cubes (in its table's order); the table holds both looks")
     s.set_defaults(run=cmd_claims)
     return p
 

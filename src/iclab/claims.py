@@ -64,7 +64,7 @@ SMOKE_VERDICT = "not judged (smoke run)"  # every row of a smoke run's table (ic
 KINDS = ("claim", "verification")  # a paper's claim, measured; a deterministic check of the theory's computation
 COLUMNS = (
     "experiment", "kind", "claim", "source", "measured", "relation", "expected", "difference", "low", "high", "margin",
-    "margin_source", "verdict", "holm_verdict", "seeds", "seeds_needed", "basis",
+    "margin_source", "verdict", "holm_verdict", "seeds", "seeds_needed", "look", "basis",
 )
 # Holm's step-down over the family of the papers' claims: each row's verdict at a one-sided error rate of
 # HOLM_ALPHA / (rows left), so that the chance of any false verdict in the family stays at HOLM_ALPHA
@@ -498,6 +498,7 @@ class Claim:
             "holm_verdict": "—",
             "seeds": d.seeds,
             "seeds_needed": needed,
+            "look": self.look,
             "basis": "; ".join((self.basis,) + notes),
         }
 
@@ -519,16 +520,21 @@ def reaches_limit(claim: str, source: str, measured: Estimate, limit: Estimate, 
 
 
 def claims_table(
-    claims: Mapping[str, list[Claim]], smoke: bool = False, raised: Mapping[str, int] | None = None
+    claims: Mapping[str, list[Claim]], smoke: bool = False, raised: Mapping[str, int] | None = None,
+    first_look: Mapping[str, list[Claim]] | None = None,
 ) -> pd.DataFrame:
     """One row per claim of every experiment (name → its claims), in the given order, with the Holm-adjusted
     verdicts over the papers' claims (the verifications are not in that family); a smoke run's judges none.
     ``raised``: experiment → the seeds it had when its claims came out inconclusive and its seeds were raised:
-    its rows on trained models say so."""
-    found = [claim for rows in claims.values() for claim in rows]
-    table = pd.DataFrame([claim.row(name) for name, rows in claims.items() for claim in rows], columns=list(COLUMNS))
-    family = [i for i, claim in enumerate(found) if not claim.verification]
-    table.loc[family, "holm_verdict"] = holm_verdicts([found[i] for i in family])
+    its rows on trained models say so. ``first_look``: ``claims`` are a second look's (``look`` 2), and the table
+    is both looks' (``two_looks``)."""
+    looks = [(claim,) for rows in claims.values() for claim in rows]
+    named = [(name, claim) for name, rows in claims.items() for claim in rows]
+    if first_look is not None:
+        named, looks = two_looks(first_look, claims)
+    table = pd.DataFrame([claim.row(name) for name, claim in named], columns=list(COLUMNS))
+    family = [i for i, (_, claim) in enumerate(named) if not claim.verification]
+    table.loc[family, "holm_verdict"] = holm_verdicts([looks[i] for i in family])
     for name, before in (raised or {}).items():
         rows = (table["experiment"] == name) & (table["seeds"] > 0)
         table.loc[rows, "basis"] += "; " + RAISED.format(before=before)
@@ -537,19 +543,40 @@ def claims_table(
     return table
 
 
-def holm_verdicts(claims: list[Claim], alpha: float = HOLM_ALPHA) -> list[str]:
-    """Holm's step-down over ``claims``: in order of ``holm_p``, the k-th smallest (from 0) keeps its verdict at the
-    error rate alpha / (m − k) (its look's share of it: × α_look / HOLM_ALPHA) while its p is within it; from the
-    first that is not, every row is inconclusive. The chance that any row's verdict is false stays at ``alpha``
-    whatever the rows' dependence."""
-    m = len(claims)
+def two_looks(first: Mapping[str, list[Claim]], second: Mapping[str, list[Claim]]
+              ) -> tuple[list[tuple[str, Claim]], list[tuple[Claim, ...]]]:
+    """Both looks' rows, in look 1's order: a row decided at look 1 (or a verification, or one that look 2 did not
+    measure) keeps look 1's claim; an inconclusive one takes look 2's (same experiment and claim), and its p for Holm
+    is the smaller of the two looks' scaled ones. Returns (experiment, the row's claim) and each row's claims."""
+    named, looks = [], []
+    for name, rows in first.items():
+        by_text = {claim.claim: claim for claim in second.get(name, [])}
+        for claim in rows:
+            later = by_text.get(claim.claim)
+            if claim.verification or claim.verdict != "inconclusive" or later is None:
+                named.append((name, claim))
+                looks.append((claim,))
+            else:
+                named.append((name, later))
+                looks.append((claim, later))
+    return named, looks
+
+
+def holm_verdicts(claims: list[Claim | tuple[Claim, ...]], alpha: float = HOLM_ALPHA) -> list[str]:
+    """Holm's step-down over ``claims`` (each row a claim, or its looks' claims: its p the smallest of their
+    ``holm_p``, its verdict that look's): in order of p, the k-th smallest (from 0) keeps its verdict at the error
+    rate alpha / (m − k) (its look's share of it: × α_look / HOLM_ALPHA) while its p is within it; from the first
+    that is not, every row is inconclusive. The chance that any row's verdict is false stays at ``alpha`` whatever
+    the rows' dependence."""
+    best = [min(row, key=lambda claim: claim.holm_p) if isinstance(row, tuple) else row for row in claims]
+    m = len(best)
     verdicts = ["inconclusive"] * m
-    for k, i in enumerate(sorted(range(m), key=lambda i: claims[i].holm_p)):
+    for k, i in enumerate(sorted(range(m), key=lambda i: best[i].holm_p)):
         rate = alpha / (m - k)
-        if claims[i].holm_p > rate:
+        if best[i].holm_p > rate:
             break
-        look_rate = rate * LOOK_ALPHAS[claims[i].look - 1] / HOLM_ALPHA
-        verdicts[i] = claims[i].verdict_at(1 - 2 * look_rate)
+        look_rate = rate * LOOK_ALPHAS[best[i].look - 1] / HOLM_ALPHA
+        verdicts[i] = best[i].verdict_at(1 - 2 * look_rate)
     return verdicts
 
 

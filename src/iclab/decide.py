@@ -125,8 +125,10 @@ def look2(table: pd.DataFrame, config: dict[str, Any], plan: Plan, results: Path
     return plans
 
 
-def overlay(plans: list[ExperimentLook], config: dict[str, Any]) -> dict[str, Any]:
-    """The config of look 2: look 1's with only the affordable experiments, each at its new seeds."""
+def overlay(plans: list[ExperimentLook], config: dict[str, Any], results: Path) -> dict[str, Any]:
+    """The config of look 2: look 1's with only the affordable experiments, each at its new seeds, writing under
+    ``results``/look2/ and judging both looks (``second_look``)."""
     experiments = {plan.experiment: config["experiments"][plan.experiment] | {"seeds": list(plan.new_seeds)}
                    for plan in plans if plan.affordable}
-    return config | {"experiments": experiments}
+    look = {"results": str(results), "experiments": list(config["experiments"])}
+    return config | {"experiments": experiments, "second_look": look}

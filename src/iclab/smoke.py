@@ -55,7 +55,10 @@ def smoke_steps(config: dict[str, Any]) -> int | None:
 
 
 def results_dir(config: dict[str, Any]) -> str:
-    """Where the run writes: ``results/``, or ``results/smoke/`` for a smoke run."""
+    """Where the run writes: ``results/``, ``results/smoke/`` for a smoke run, ``<look 1's>/look2/`` for a second
+    look (``second_look``)."""
+    if "second_look" in config:
+        return f"{config['second_look']['results']}/look2"
     return f"{RESULTS}/smoke" if smoke_steps(config) else RESULTS
 
 

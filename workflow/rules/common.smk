@@ -147,6 +147,12 @@ def claims_code():
     return sorted({str(p) for name in CONFIG["experiments"] for p in experiments.claims_code(name)})
 
 
+def first_look_cubes():
+    """A second look's claims read look 1's cubes too (its table holds both looks); none otherwise."""
+    look = CONFIG.get("second_look")
+    return [] if look is None else [f"{look['results']}/cubes/{name}.nc" for name in look["experiments"]]
+
+
 def seeds_raised_option():
     """--seeds-raised for the experiments whose config says their seeds were raised after an inconclusive verdict."""
     raised = [f"{name}={cfg['seeds_raised_from']}" for name, cfg in CONFIG["experiments"].items()

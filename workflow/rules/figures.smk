@@ -67,6 +67,7 @@ rule claims:
     """Every configured experiment's claims against its theory, from the cubes alone."""
     input:
         cubes=[res(f"cubes/{name}.nc") for name in CONFIG["experiments"]],
+        first_look=first_look_cubes(),
         code=lambda w: claims_code(),
     output:
         csv=res("tables/claims.csv"),
@@ -81,10 +82,12 @@ rule claims:
         stem=lambda w, output: output.csv.removesuffix(".csv"),
         smoke=f"--smoke {SMOKE}" if SMOKE else "",
         raised=seeds_raised_option(),
+        first_look=lambda w, input: f"--first-look-cubes {' '.join(input.first_look)}" if input.first_look else "",
     conda:
         ENV
     shell:
-        "python -m iclab claims --cubes {input.cubes} --out {params.stem} {params.smoke} {params.raised} > {log} 2>&1"
+        "python -m iclab claims --cubes {input.cubes} --out {params.stem} {params.smoke} {params.raised}"
+        " {params.first_look} > {log} 2>&1"
 
 
 if SMOKE:
