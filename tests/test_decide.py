@@ -89,3 +89,31 @@ def test_a_missing_benchmark_is_named(tmp_path, tier):
     rows = table([("ltb_gap", "claim", "r1", "inconclusive", "4")])
     with pytest.raises(FileNotFoundError, match=r"no benchmark .*benchmarks/train/.*look 1's run"):
         decide.look2(rows, tier, build_plan(tier), tmp_path, budget_s=100.0)
+
+
+def test_decide_run_plans_writes_and_runs_the_workflow_on_look_twos_config(tmp_path, tier, monkeypatch, capsys):
+    """One command: ``iclab decide --run`` writes look 2's config and runs Snakemake on it (here a stand-in that
+    records the command)."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from iclab.__main__ import main
+
+    plan = build_plan(tier)
+    benchmarks(tmp_path / "results", plan, {"train": 30.0, "evaluate": 10.0})
+    (tmp_path / "results" / "tables").mkdir(parents=True)
+    table([("ltb_gap", "claim", "r1", "inconclusive", "4")]).to_csv(tmp_path / "results/tables/claims.csv")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tier))
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    monkeypatch.setattr(subprocess, "run", lambda command, check: ran.append(command) or subprocess.CompletedProcess(
+        command, 0))
+    with pytest.raises(SystemExit) as stop:
+        main(["decide", "--config", "config.yaml", "--out", "look2.yaml", "--run", "--cores", "2"])
+    assert stop.value.code == 0
+    assert ran == [[sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "look2.yaml",
+                    "--replace-workflow-config"]]
+    assert yaml.safe_load((tmp_path / "look2.yaml").read_text())["experiments"]["ltb_gap"]["seeds"] == [3, 4, 5, 6]
+    assert "ltb_gap: 1 rows, new seeds [3, 4, 5, 6]" in capsys.readouterr().out

@@ -131,6 +131,13 @@ def cmd_decide(args: argparse.Namespace) -> None:
             print(f"{need.experiment}: {need.claim}: {need.kind} ({need.why})")
     write_text(args.out, yaml.safe_dump(overlay(looks, config, args.results), sort_keys=False, allow_unicode=True))
     print(args.out)
+    if args.run_look2:  # the same workflow on look 2's config: new seeds only, into <results>/look2/
+        import subprocess
+
+        command = [sys.executable, "-m", "snakemake", "--cores", args.cores, "--configfile", str(args.out),
+                   "--replace-workflow-config"]
+        print(" ".join(command), flush=True)
+        raise SystemExit(subprocess.run(command, check=False).returncode)
 
 
 def cmd_data(args: argparse.Namespace) -> None:
@@ -496,6 +503,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--budget-s", type=float, default=7200.0,
                    help="job-seconds look 2 may take (default %(default)s: 60 min on 2 cores)")
     s.add_argument("--out", type=Path, required=True, help="where look 2's config is written (YAML)")
+    s.add_argument("--run", action="store_true", dest="run_look2",
+                   help="then run look 2 (snakemake on that config): one command")
+    s.add_argument("--cores", default="all", help="with --run: Snakemake's --cores (default %(default)s)")
     s.set_defaults(run=cmd_decide)
 
     s = sub.add_parser("claims", help="check every experiment's claims against its theory, from the cubes")
