@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from iclab.claims import LEVEL, LOOK_ALPHAS, region
-from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, intervals_of, simulate, verdicts
+from iclab.claims import LEVEL, LOOK_ALPHAS, decisions, region
+from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, intervals_of, simulate
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "two_looks.json"
 REPS = 20_000
@@ -40,7 +40,7 @@ def single_look_right(relation: str, margin: float, truth: float, s1: int, rng: 
     """The rate of the right verdict at one look at ``LEVEL`` (2.5% a side), as the table decided before the design."""
     values = truth + rng.normal(0.0, 1.0, size=(REPS, s1)) + rng.normal(0.0, 0.1, size=(REPS, 1))
     _, low, high = intervals_of(values, 0.1, LEVEL)
-    return float(np.mean(verdicts(relation, margin, low, high) == "holds"))
+    return float(np.mean(decisions(relation, margin, low, high) == "holds"))
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ import pytest
 import xarray as xr
 
 from iclab import looks
-from iclab.claims import LOOK_LEVELS, Claim, exact, over_seeds, region, seeds_needed
+from iclab.claims import LOOK_LEVELS, Claim, decisions, exact, over_seeds, region, seeds_needed
 
 RELATIONS = [("≈", 1.0), ("<", 0.0), (">", 0.5), ("≤", 0.5), ("≥", 0.0)]
 REPS = 4000
@@ -40,7 +40,7 @@ def test_the_simulated_rule_is_the_tables():
     for relation, margin in RELATIONS:
         values = 0.4 + rng.normal(0.0, 1.0, size=(40, 3))
         mean, low, high = looks.intervals_of(values, 0.2, LOOK_LEVELS[0])
-        simulated = looks.verdicts(relation, margin, low, high)
+        simulated = decisions(relation, margin, low, high)
         seed_sd = values.std(axis=1, ddof=1)
         planned = looks.look2_seeds(mean, seed_sd, 0.2, relation, margin)
         sems = xr.DataArray(np.full(3, 0.2), dims="seed")

@@ -318,13 +318,16 @@ def region(relation: str, margin: float) -> tuple[float, float, bool, bool]:
 
 def decide(relation: str, margin: float, low: float, high: float) -> str:
     """``holds`` when [low, high] lies inside the relation's region, ``fails`` when it misses it."""
+    return str(decisions(relation, margin, np.asarray(low), np.asarray(high)))
+
+
+def decisions(relation: str, margin: float, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """``decide`` on arrays of interval ends (R,): "holds", "fails" or "inconclusive" each."""
     start, end, start_in, end_in = region(relation, margin)
     above_start = low >= start if start_in else low > start
     below_end = high <= end if end_in else high < end
-    if above_start and below_end:
-        return "holds"
-    misses = (high < start if start_in else high <= start) or (low > end if end_in else low >= end)
-    return "fails" if misses else "inconclusive"
+    misses = (high < start if start_in else high <= start) | (low > end if end_in else low >= end)
+    return np.where(above_start & below_end, "holds", np.where(misses, "fails", "inconclusive"))
 
 
 def distance_to_decide(relation: str, margin: float, value: float) -> float:
@@ -346,9 +349,7 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     distance = distance_to_decide(relation, margin, difference.value)
     if distance <= 0:
         return "none: the estimate sits on the region's edge"
-    tails = 2 if relation == "≈" else 1  # an equivalence must clear both ends: each may miss with half the risk
-    power_level = 1 - 2 * (1 - POWER) / tails  # two-sided level of the power's quantile (one-sided 0.84 at 80%)
-    mc_part = (intervals.quantile(1, level) + intervals.quantile(1, power_level)) * difference.prompt_se
+    mc_part = monte_carlo_reach(relation, difference.prompt_se, level)
     if mc_part >= distance:  # seeds cannot shrink the Monte-Carlo part: it needs more prompts
         return f"none: the Monte-Carlo error alone is too large (~{math.ceil((mc_part / distance) ** 2)}× the prompts)"
     if difference.seeds == 0:
@@ -358,6 +359,14 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     (s,) = deciding_seeds(np.array([difference.value]), np.array([sd]), np.array([difference.prompt_se]), start, end,
                           level, MAX_SEEDS)
     return str(s) if s <= MAX_SEEDS else f"> {MAX_SEEDS}"
+
+
+def monte_carlo_reach(relation: str, prompt_se: float, level: float) -> float:
+    """How far the Monte-Carlo part of an interval reaches when it must decide with ``POWER``: its ``level``
+    quantile widened by the power's normal quantile, × ``prompt_se``. Seeds cannot shrink it."""
+    tails = 2 if relation == "≈" else 1  # an equivalence must clear both ends: each may miss with half the risk
+    power_level = 1 - 2 * (1 - POWER) / tails  # two-sided level of the power's quantile (one-sided 0.84 at 80%)
+    return (intervals.quantile(1, level) + intervals.quantile(1, power_level)) * prompt_se
 
 
 def deciding_seeds(truth: np.ndarray, sd: np.ndarray, mc_se: np.ndarray, start: float, end: float, level: float,
@@ -528,9 +537,10 @@ def claims_table(
     ``raised``: experiment → the seeds it had when its claims came out inconclusive and its seeds were raised:
     its rows on trained models say so. ``first_look``: ``claims`` are a second look's (``look`` 2), and the table
     is both looks' (``two_looks``)."""
-    looks = [(claim,) for rows in claims.values() for claim in rows]
-    named = [(name, claim) for name, rows in claims.items() for claim in rows]
-    if first_look is not None:
+    if first_look is None:
+        named = [(name, claim) for name, rows in claims.items() for claim in rows]
+        looks = [(claim,) for _, claim in named]
+    else:
         named, looks = two_looks(first_look, claims)
     table = pd.DataFrame([claim.row(name) for name, claim in named], columns=list(COLUMNS))
     family = [i for i, (_, claim) in enumerate(named) if not claim.verification]

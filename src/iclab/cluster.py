@@ -273,9 +273,13 @@ class GpuRates:
                 points.setdefault(key, []).append((float(row["flops_per_step"]), float(row["seconds_per_step"])))
         return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()})
 
+    def fit_of(self, job: dict[str, Any]) -> tuple[float, float] | None:
+        """(overhead, seconds per FLOP) fitted for ``job``'s family and numerics, None where they were not measured."""
+        return self.fits.get(canonical_json(numerics(job)))
+
     def step_seconds(self, job: dict[str, Any], flops_per_step: float) -> float | None:
         """Seconds a step of ``job`` on this card, or None where its family and numerics were not measured."""
-        fit = self.fits.get(canonical_json(numerics(job)))
+        fit = self.fit_of(job)
         return None if fit is None else fit[0] + flops_per_step * fit[1]
 
 
@@ -292,7 +296,7 @@ def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 
 def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
     """Where a GPU estimate of ``job`` comes from: "measured on <card>" or "assumed <rate>"."""
-    if rates is not None and canonical_json(numerics(job)) in rates.fits:
+    if rates is not None and rates.fit_of(job) is not None:
         return f"measured on {rates.card}"
     return f"assumed {RATE['gpu']:.0e} FLOP/s"
 

@@ -77,10 +77,13 @@ class ExperimentLook:
     affordable: bool
 
 
-def job_seconds(results: Path, rule: str, job: str) -> float:
-    """The wall seconds of one of look 1's jobs (its benchmark file); an error names a missing one."""
+def job_seconds(results: Path, rule: str, job: str, required: bool = True) -> float:
+    """The wall seconds of one of look 1's jobs (its benchmark file); a missing one is an error naming it, or 0 where
+    not ``required``."""
     path = results / "benchmarks" / rule / f"{job}.tsv"
     if not path.is_file():
+        if not required:
+            return 0.0
         raise FileNotFoundError(f"no benchmark {path}: the second look prices its work from look 1's run")
     return float(pd.read_csv(path, sep="\t").iloc[0]["s"])
 
@@ -92,8 +95,7 @@ def experiment_seconds(plan: Plan, experiment: str, results: Path) -> tuple[floa
     groups = {plan.group_of[model["hash"]] for setting in settings for model in setting.models}
     scaled = sum(job_seconds(results, "train", group) for group in groups)
     scaled += sum(job_seconds(results, "evaluate", f"{experiment}/{setting.hash}") for setting in settings)
-    fixed = sum(job_seconds(results, rule, experiment) for rule in FIXED_RULES
-                if (results / "benchmarks" / rule / f"{experiment}.tsv").is_file())
+    fixed = sum(job_seconds(results, rule, experiment, required=False) for rule in FIXED_RULES)
     return scaled, fixed
 
 

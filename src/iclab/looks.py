@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclab import intervals
-from iclab.claims import LOOK_LEVELS, POWER, deciding_seeds, distance_to_decide, region
+from iclab.claims import LOOK_LEVELS, decisions, deciding_seeds, distance_to_decide, monte_carlo_reach, region
 
 ONE_SEED_LOOK2 = 3  # new seeds after a one-seed look 1: the fewest whose spread is worth a t quantile (2 d.o.f.)
 LOOK2_MAX_SEEDS = 20  # beyond this a row needs the paper tier (4× the default's largest seed count per experiment)
@@ -39,15 +39,6 @@ class Looks:
         return (self.final if final else self.first)[verdict] / self.reps
 
 
-def verdicts(relation: str, margin: float, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """``claims.decide`` on arrays of interval ends (R,): "holds", "fails" or "inconclusive" each."""
-    start, end, start_in, end_in = region(relation, margin)
-    above_start = low >= start if start_in else low > start
-    below_end = high <= end if end_in else high < end
-    misses = (high < start if start_in else high <= start) | (low > end if end_in else low >= end)
-    return np.where(above_start & below_end, "holds", np.where(misses, "fails", "inconclusive"))
-
-
 def intervals_of(values: np.ndarray, mc_se: float, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and ``level`` interval of each row's seed values (R, S) with the prompts' s.e. ``mc_se``, as
     ``claims.Estimate.interval`` makes them (t on the seeds' part, normal on the prompts', in quadrature)."""
@@ -63,9 +54,7 @@ def look2_seeds(mean: np.ndarray, seed_sd: np.ndarray, mc_se: float, relation: s
     ``LOOK2_MAX_SEEDS``)."""
     start, end, _, _ = region(relation, margin)
     distance = np.array([distance_to_decide(relation, margin, value) for value in mean])
-    tails = 2 if relation == "≈" else 1
-    power_level = 1 - 2 * (1 - POWER) / tails
-    mc_part = (intervals.quantile(1, LOOK_LEVELS[1]) + intervals.quantile(1, power_level)) * mc_se
+    mc_part = monte_carlo_reach(relation, mc_se, LOOK_LEVELS[1])
     seeds = np.zeros(len(mean), dtype=int)
     open_rows = np.flatnonzero((distance > 0) & (mc_part < distance))
     if len(open_rows):
@@ -81,7 +70,7 @@ def simulate(relation: str, margin: float, truth: float, sd: float, mc_se: float
     prompts = rng.normal(0.0, mc_se, size=(reps, 1))  # the evaluation prompts' error, shared by every seed
     first_values = truth + rng.normal(0.0, sd, size=(reps, s1)) + prompts  # (R, S₁)
     mean, low, high = intervals_of(first_values, mc_se, LOOK_LEVELS[0])
-    first = verdicts(relation, margin, low, high) if s1 > 1 else np.full(reps, "inconclusive")
+    first = decisions(relation, margin, low, high) if s1 > 1 else np.full(reps, "inconclusive")
     seed_sd = np.sqrt(intervals.seed_variance(first_values) * s1)  # one seed's spread, as seeds_needed reads it
     undecided = np.flatnonzero(first == "inconclusive")
     s2 = np.full(len(undecided), ONE_SEED_LOOK2) if s1 == 1 else look2_seeds(
@@ -92,7 +81,7 @@ def simulate(relation: str, margin: float, truth: float, sd: float, mc_se: float
         new = truth + rng.normal(0.0, sd, size=(len(rows), seeds)) + prompts[rows]  # (r, S₂): the same prompts
         values = np.concatenate([first_values[rows], new], axis=1) if pooled else new
         _, low2, high2 = intervals_of(values, mc_se, LOOK_LEVELS[1])
-        final[rows] = verdicts(relation, margin, low2, high2)
+        final[rows] = decisions(relation, margin, low2, high2)
     drawn = s2[s2 > 0]
     return Looks(reps, counts(first), counts(final), len(drawn), float(drawn.mean()) if len(drawn) else 0.0)
 
