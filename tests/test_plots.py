@@ -24,19 +24,74 @@ def test_every_learner_has_its_colour_by_name_and_by_label():
     assert list(by_label) == list(LEARNER_LABELS.values()) and list(by_name.values()) == list(by_label.values())
 
 
-def test_log_seed_bands_are_the_t_interval_of_the_log_errors_around_the_geometric_mean():
+def test_log_bands_keep_the_arithmetic_mean_and_are_the_t_band_made_multiplicative_never_below_zero():
     import numpy as np
     import xarray as xr
     from scipy import stats
 
-    from iclab.plots import log_seed_bands
+    from iclab.plots import seed_bands
 
     errors = np.array([[1e-1, 1e-2, 1e-3], [2.0, 2.0, 2.0]])  # (position, seed): decades apart, then equal
-    frame = log_seed_bands(xr.DataArray(errors * 5, dims=("position", "seed"), coords={"position": [1, 2]}), scale=5)
-    half = stats.t.ppf(0.975, 2) * np.std([-1, -2, -3], ddof=1) / np.sqrt(3)
-    np.testing.assert_allclose(frame["mean"], [1e-2, 2.0])
-    np.testing.assert_allclose(frame["low"], [10 ** (-2 - half), 2.0])
-    np.testing.assert_allclose(frame["high"], [10 ** (-2 + half), 2.0])
+    frame = seed_bands(xr.DataArray(errors * 5, dims=("position", "seed"), coords={"position": [1, 2]}), scale=5,
+                       log=True)
+    mean = errors[0].mean()
+    half = stats.t.ppf(0.975, 2) * errors[0].std(ddof=1) / np.sqrt(3)
+    assert mean - half < 0  # the arithmetic band would run off a log axis
+    np.testing.assert_allclose(frame["mean"], [mean, 2.0])
+    np.testing.assert_allclose(frame["low"], [mean * np.exp(-half / mean), 2.0])
+    np.testing.assert_allclose(frame["high"], [mean * np.exp(half / mean), 2.0])
+
+
+def test_save_refuses_a_legend_entry_its_panel_does_not_draw_and_a_legend_over_data(tmp_path):
+    """An entry is drawn when an artist of its colour (and dashes, for a line) is in its panel, whether the handle is
+    that artist or a proxy; a legend box over a line's segment (no point of it inside) or inside a band's outline is
+    refused; a legend in an empty corner passes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from iclab.plots import save, theme
+
+    theme()
+
+    def panel():
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.plot([0, 10], [0, 1], color="C0", label="drawn")
+        ax.set(xlim=(0, 10), ylim=(0, 4))
+        return fig, ax
+
+    fig, ax = panel()
+    ax.legend(handles=[Line2D([], [], color="C0", label="a proxy of the drawn line")], loc="upper left")
+    save(fig, tmp_path / "good.png")
+    fig, ax = panel()
+    ax.legend(handles=[*ax.lines, Line2D([], [], color="C3", label="least squares")], loc="upper left")
+    with pytest.raises(ValueError, match="legend entry 'least squares' is drawn nowhere in its panel"):
+        save(fig, tmp_path / "bad.png")
+    fig, ax = panel()
+    ax.plot([0, 10], [4, 0], color="C0")  # one segment across the panel: its two points lie outside the box
+    ax.legend(loc="center")
+    with pytest.raises(ValueError, match="a legend box covers data"):
+        save(fig, tmp_path / "bad.png")
+    fig, ax = panel()
+    ax.fill_between([0, 10], [1.5, 1.5], [3.9, 3.9], color="C0", alpha=0.2)  # a band whose outline holds the box
+    ax.legend(loc="center")
+    with pytest.raises(ValueError, match="a legend box covers data"):
+        save(fig, tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()
+
+
+def test_save_refuses_text_under_nine_pixels_at_the_gallery_width_naming_the_width_allowed(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from iclab.plots import save, theme
+
+    theme()
+    fig, ax = plt.subplots(figsize=(40, 4))  # 11 pt at 150 dpi, the ~31 tight inches shrunk to 1400 px: ~7 px
+    ax.plot([0, 1], [0, 1])
+    with pytest.raises(ValueError, match=r"text of 11 pt is \d\.\d px at the gallery's 1400 px: .* at most 23\.8 in"):
+        save(fig, tmp_path / "wide.png")
+    fig, ax = plt.subplots(figsize=(20, 4))
+    ax.plot([0, 1], [0, 1])
+    save(fig, tmp_path / "narrower.png")
 
 
 def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_writes_nothing(tmp_path):

@@ -80,6 +80,13 @@ def test_best_match_is_the_grid_value_of_the_highest_similarity():
     np.testing.assert_array_equal(best_match(sim, np.array([1, 4, 16])), [4, 16])
 
 
+def test_a_row_flat_within_the_tolerance_has_no_best_match_not_the_argmax_of_its_noise():
+    """Layer 0 of a trained GPT-2 reads nothing of the prompt: its similarity to every count is the same up to noise,
+    and its argmax (the grid's last count here) is no result."""
+    sim = np.array([[0.05, 0.051, 0.056], [0.05, 0.05, 0.07], [0.3, 0.9, 0.5]])  # ranges 0.006, 0.02, 0.6
+    np.testing.assert_array_equal(best_match(sim, np.array([1, 4, 16]), tolerance=0.01), [np.nan, 16, 4])
+
+
 def test_readouts_recover_an_affine_map_of_each_layer_and_match_lstsq():
     rng = np.random.default_rng(4)
     n_layers, e = 3, 6

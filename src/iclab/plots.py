@@ -20,6 +20,7 @@ import seaborn as sns
 import xarray as xr
 
 from iclab.atomic import atomic_write
+from iclab.gallery import MAX_WIDTH as GALLERY_WIDTH
 from iclab.intervals import band
 
 LEARNER_LABELS = {
@@ -74,6 +75,8 @@ def learner_colours(names, by_label: bool = False) -> dict:
 # at the gallery's width (1400 px) the figures' 13–17 inches shrink about twice, and seaborn's paper sizes (8–9.6 pt)
 # with a figure's own 6.5–7 pt legends became unreadable. ``save`` refuses any other size.
 TEXT_SIZE, TITLE_SIZE = 11.0, 13.0
+DPI = 150
+MIN_TEXT_PIXELS = 9.0  # the smallest text's height there
 TEXT_ROLES = ("font.size", "axes.labelsize", "axes.titlesize", "xtick.labelsize", "ytick.labelsize",
               "legend.fontsize", "legend.title_fontsize")
 
@@ -90,26 +93,38 @@ def colours(levels, palette: str = "colorblind") -> dict:
     return dict(zip(levels, sns.color_palette(palette, len(levels))))
 
 
-def seed_bands(values: xr.DataArray, sems: xr.DataArray | None = None, scale: float = 1.0) -> pd.DataFrame:
+def colour_scale(ax: plt.Axes, palette: dict, label: str, most_ticks: int = 8) -> None:
+    """A colour bar beside ``ax`` for an ordered ``palette`` (level → colour, as ``colours`` makes): one cell a
+    level, labelled with the levels (at most ``most_ticks`` of them, evenly)."""
+    levels = list(palette)
+    cells = matplotlib.colors.ListedColormap([palette[level] for level in levels])
+    norm = matplotlib.colors.BoundaryNorm(np.arange(len(levels) + 1) - 0.5, len(levels))
+    ticks = np.unique(np.linspace(0, len(levels) - 1, min(most_ticks, len(levels))).round().astype(int))
+    bar = ax.figure.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cells), ax=ax, ticks=ticks, pad=0.02)
+    bar.ax.set_yticklabels([f"{levels[i]:g}" if isinstance(levels[i], (int, float, np.number)) else str(levels[i])
+                            for i in ticks])
+    bar.set_label(label)
+
+
+def seed_bands(values: xr.DataArray, sems: xr.DataArray | None = None, scale: float = 1.0,
+               log: bool = False) -> pd.DataFrame:
     """Tidy frame of ``values``' mean over ``seed`` and its band: one row per point of the other dimensions, their
-    coordinates as columns, then ``mean``, ``low``, ``high`` (``iclab.intervals.band``), each divided by ``scale``."""
+    coordinates as columns, then ``mean``, ``low``, ``high`` (``iclab.intervals.band``), each divided by ``scale``.
+
+    ``log``, for a log axis: the line stays the arithmetic mean m and the band is multiplicative,
+    m·exp(±h/m) with h the band's half-width (the delta method: s.e.(log m) ≈ s.e.(m)/m), so it never runs
+    below zero where seeds differ by decades; its width on the log axis is the band's at first order."""
     values = values.transpose(..., "seed")
     dims = values.dims[:-1]
-    stats = band(values.values, None if sems is None else sems.transpose(*values.dims).values)
+    mean, low, high = band(values.values, None if sems is None else sems.transpose(*values.dims).values)
+    if log:
+        factor = np.exp((high - mean) / np.abs(mean))  # (...): exp(h / m)
+        low, high = mean / factor, mean * factor
     frame = xr.Dataset(
-        {name: (dims, stat / scale) for name, stat in zip(("mean", "low", "high"), stats)},
+        {name: (dims, stat / scale) for name, stat in zip(("mean", "low", "high"), (mean, low, high))},
         coords={dim: values[dim].values for dim in dims},
     )
     return frame.to_dataframe().reset_index()
-
-
-def log_seed_bands(values: xr.DataArray, scale: float = 1.0) -> pd.DataFrame:
-    """``seed_bands`` for a log axis: the geometric mean of ``values / scale`` over ``seed`` and the band of its
-    log₁₀ (``iclab.intervals.band`` over the seeds' logs), back on the values' scale. Where seeds differ by decades
-    an arithmetic band runs below zero, off a log axis; this one stays a band around the geometric mean."""
-    frame = seed_bands(np.log10(values / scale))
-    frame[["mean", "low", "high"]] = 10.0 ** frame[["mean", "low", "high"]]
-    return frame
 
 
 def lines_with_bands(
@@ -192,13 +207,131 @@ def check_panels(fig: plt.Figure) -> None:
         raise ValueError(f"blank panels {blank}: no finite value to draw (all NaN in the cube, or nothing plotted)")
 
 
+def legends(fig: plt.Figure) -> list[tuple[matplotlib.legend.Legend, list[plt.Axes]]]:
+    """Each legend of ``fig`` with the panels whose artists it lists: its own axes and their twins, or every panel
+    for a figure's or one in a panel of its own (axis off)."""
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
+    found = [(ax.get_legend(), twins(ax, panels) if ax.axison else panels)  # an axis-off panel: a legend's place
+             for ax in fig.axes if ax.get_legend() is not None]
+    return found + [(legend, panels) for legend in fig.legends]
+
+
+def twins(ax: plt.Axes, panels: list[plt.Axes]) -> list[plt.Axes]:
+    """``ax`` and the panels drawn over it (a twin axis: the same place on the figure)."""
+    place = ax.get_position().bounds
+    return [ax] + [other for other in panels if other is not ax and other.get_position().bounds == place]
+
+
+def styles_of(artist: matplotlib.artist.Artist) -> set[tuple]:
+    """What a legend entry can show of an artist: its colours (RGB, alpha aside; every point's for a scatter) with
+    its dashes (a line's; None for a marker, a band or a bar)."""
+    if isinstance(artist, matplotlib.lines.Line2D):
+        dashes = artist.get_linestyle() if artist.get_linestyle() not in ("None", "") else None
+        colour = artist.get_color() if dashes else artist.get_markerfacecolor()
+        if matplotlib.colors.to_rgba(colour)[3] == 0:  # an unfilled marker: its edge
+            colour = artist.get_markeredgecolor()
+        return {(tuple(np.round(matplotlib.colors.to_rgb(colour), 3)), dashes)}
+    colours = np.atleast_2d(artist.get_facecolor())
+    if not len(colours) or (colours[:, 3] == 0).all():  # unfilled markers or an outline: the edges
+        colours = np.atleast_2d(artist.get_edgecolor())
+    return {(tuple(np.round(colour[:3], 3)), None) for colour in colours}
+
+
+def entry_drawn(handle: matplotlib.artist.Artist, styles: set[tuple]) -> bool:
+    """Whether a legend entry's ``handle`` is drawn among ``styles`` (``styles_of`` the panel's artists): an artist of
+    its colour; a neutral (grey) entry, a key to line styles, by its dashes, or as a marker by any marker."""
+    [(colour, dashes), *_] = styles_of(handle)
+    if len(set(colour)) > 1:
+        return any(drawn == colour for drawn, _ in styles)
+    return any(drawn == colour or (dashes is not None and drawn_dashes == dashes) or (dashes is drawn_dashes is None)
+               for drawn, drawn_dashes in styles)
+
+
+def data_artists(ax: plt.Axes) -> list[matplotlib.artist.Artist]:
+    """The visible lines, collections and patches of a panel that draw finite data."""
+    artists = [*ax.lines, *ax.collections, *ax.patches]
+    return [artist for artist in artists if artist.get_visible() and np.size(artist_points(artist))]
+
+
+def artist_points(artist: matplotlib.artist.Artist) -> np.ndarray:
+    """An artist's finite points in display pixels (N, 2): a line's points and 16 between each two (its segments are
+    straight on the display), a collection's offsets or vertices, a patch's corners."""
+    if isinstance(artist, matplotlib.lines.Line2D):
+        xy = artist.get_transform().transform(artist.get_xydata())
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) > 1 and artist.get_linestyle() not in ("None", ""):
+            t = np.linspace(0, 1, 17)[:-1, None, None]  # (16, 1, 1)
+            xy = np.concatenate([(xy[:-1] + t * (xy[1:] - xy[:-1])).reshape(-1, 2), xy[-1:]])
+        return xy
+    if isinstance(artist, matplotlib.collections.PathCollection):
+        xy = artist.get_offset_transform().transform(np.asarray(artist.get_offsets()))
+    elif isinstance(artist, matplotlib.collections.Collection):
+        xy = np.concatenate([artist.get_transform().transform(path.vertices) for path in artist.get_paths()]
+                            or [np.empty((0, 2))])
+    else:
+        xy = artist.get_transform().transform(artist.get_path().vertices)
+    return xy[np.isfinite(xy).all(axis=1)]
+
+
+def check_legends(fig: plt.Figure) -> None:
+    """Every legend entry of ``fig`` drawn in its panel (an artist there of the entry's colour, and dashes for a
+    line), and no legend box over a panel's data (a line, marker, band, bar inside the box; a band whose outline
+    encloses it), else a ValueError naming the entry or legend."""
+    renderer = fig.canvas.get_renderer()
+    for legend, panels in legends(fig):
+        drawn = set().union(*(styles_of(artist) for ax in panels for artist in data_artists(ax)))
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            if handle is not None and not entry_drawn(handle, drawn):
+                raise ValueError(f"legend entry {text.get_text()!r} is drawn nowhere in its panel: list only what "
+                                 f"the panel shows")
+        box = legend.get_window_extent(renderer).shrunk(0.98, 0.98)
+        for ax in panels:
+            inside = box.intersection(box, ax.get_window_extent(renderer))
+            for artist in data_artists(ax) if inside is not None else []:
+                if overlaps(artist, inside):
+                    label = ax.get_title() or ax.get_ylabel() or "a panel"
+                    raise ValueError(f"a legend box covers data of {label!r} ({artist.get_label() or artist}): "
+                                     f"move it (loc=, bbox_to_anchor=) or outside the panels")
+
+
+def overlaps(artist: matplotlib.artist.Artist, box: matplotlib.transforms.Bbox) -> bool:
+    """Whether ``artist`` draws inside ``box`` (display pixels): a point of it there, or a band around the box."""
+    points = artist_points(artist)
+    if ((points > box.min) & (points < box.max)).all(axis=1).any():
+        return True
+    if isinstance(artist, matplotlib.collections.PolyCollection):
+        corners = np.array([box.min, box.max, [box.x0, box.y1], [box.x1, box.y0]])
+        return any(matplotlib.path.Path(path_xy).contains_points(corners).any()
+                   for path_xy in (artist.get_transform().transform(path.vertices) for path in artist.get_paths()))
+    return False
+
+
+def check_pixels(fig: plt.Figure, dpi: float = DPI) -> None:
+    """The smallest text of ``fig`` at least MIN_TEXT_PIXELS tall when the figure, saved at ``dpi``, is shown at the
+    gallery's width (``iclab.gallery.MAX_WIDTH``, where the figures are read), else a ValueError giving the width it
+    may have."""
+    width = fig.get_tightbbox(fig.canvas.get_renderer()).width * dpi  # pixels, as saved
+    shrink = min(1.0, GALLERY_WIDTH / width)
+    smallest = min([text.get_fontsize() for text in fig.findobj(matplotlib.text.Text)
+                    if text.get_visible() and text.get_text().strip()] or [TEXT_SIZE])
+    pixels = smallest / 72 * dpi * shrink
+    if pixels < MIN_TEXT_PIXELS:
+        widest = smallest / 72 * dpi * GALLERY_WIDTH / MIN_TEXT_PIXELS / dpi
+        raise ValueError(f"text of {smallest:g} pt is {pixels:.1f} px at the gallery's {GALLERY_WIDTH} px: at least "
+                         f"{MIN_TEXT_PIXELS} px, so the figure is at most {widest:.1f} inches wide")
+
+
 def save(fig: plt.Figure, png: str | os.PathLike) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically, after check_text and check_panels."""
+    """Write ``png`` and the .pdf beside it, each atomically, after check_text, check_panels, check_legends and
+    check_pixels."""
     check_text(fig)
     check_panels(fig)
+    fig.canvas.draw()  # the layout the checks below measure
+    check_legends(fig)
+    check_pixels(fig)
     png = Path(png)
     for path in (png, png.with_suffix(".pdf")):
-        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"))
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=DPI, bbox_inches="tight"))
     plt.close(fig)
 
 

@@ -77,9 +77,16 @@ def induced_weights(queries: np.ndarray, predictions: np.ndarray) -> np.ndarray:
     return np.linalg.solve(r, projected[..., None])[..., 0]  # R⁻¹Qᵀp, (M, B, K, d)
 
 
-def best_match(similarity: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Per row (a layer), the grid value (an iteration count) of the most similar column: (M, N), (N,) → (M,)."""
-    return np.asarray(grid)[np.argmax(similarity, axis=1)]
+FLAT_TOLERANCE = 0.01  # a row whose similarity ranges over less than this has no best match
+
+
+def best_match(similarity: np.ndarray, grid: np.ndarray, tolerance: float = FLAT_TOLERANCE) -> np.ndarray:
+    """Per row (a layer), the grid value (an iteration count) of the most similar column: (M, N), (N,) → (M,);
+    NaN ("no match") where the row's similarity ranges over less than ``tolerance``: its argmax is then a tie broken
+    by noise (a layer that reads nothing of the prompt matches every count equally), not a result."""
+    matches = np.asarray(grid, dtype=float)[np.argmax(similarity, axis=1)]
+    flat = np.ptp(similarity, axis=1) < tolerance  # (M,)
+    return np.where(flat, np.nan, matches)
 
 
 def _cosines(dots: np.ndarray, norms_a: np.ndarray, norms_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

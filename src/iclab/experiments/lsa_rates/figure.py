@@ -25,7 +25,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     m_max = int(cube.position.max())
     ms = log_positions(m_max)
     lsa = cube.sel(learner="lsa", position=ms)
-    measured = seed_bands(lsa.risk, lsa.risk_sem).assign(label=lambda f: [f"N = {n}: trained LSA" for n in f.n])
+    measured = seed_bands(lsa.risk, lsa.risk_sem, log=True)
+    measured = measured.assign(label=lambda f: [f"N = {n}: trained LSA" for n in f.n])
     palette = colours(measured.label.unique(), "viridis")  # N is ordered: light to dark would fade; viridis spans it
     lines_with_bands(measured, "position", hue="label", palette=palette, ax=left, marker="o", markersize=4,
                      linestyle="none")

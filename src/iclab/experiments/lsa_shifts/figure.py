@@ -1,10 +1,11 @@
 """Figure ``lsa_shifts`` (Zhang, Frei, Bartlett 2024, §5): the trained LSA under distribution shift.
 
 (a) Error at M = N (the training length) against the covariate scale c (x → c·x): trained LSA and,
-when configured, GPT-2 (95% bands over seeds), the LSA's exact limit error (theory) and the baselines.
+when configured, GPT-2 (95% bands over seeds, multiplicative on the log axis) and the LSA's exact limit error
+(theory); the noiseless baselines are exact, below the axis.
 (b) The LSA's gain E[ŷy]/E[y²] against c: the c² law, with the fitted exponent. (c) Error against M for
-the unshifted test and the task shifts (noisy, ReLU labels): tolerated, on the theory curves (GPT-2 at
-M ≤ N). (d) Query shifts at M = N.
+the unshifted test and the task shifts (noisy, ReLU labels), the condition as marker and dashes, colour the
+learner as in every panel: tolerated, on the theory curves (GPT-2's mean at M ≤ N). (d) Query shifts at M = N.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 import xarray as xr
+from matplotlib.lines import Line2D
 
 from iclab.experiments.lsa_shifts.conditions import QUERY_SHIFTS, TASK_SHIFTS
-from iclab.intervals import band
 from iclab.plots import (
     LEARNER_LABELS, learner_colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
 )
 
-BASELINE_STYLES = {"ols": ("s", "--"), "ridge": ("d", ":"), "bayes": ("^", "-.")}
 TRAINED = ("lsa", "gpt2")
-COLOURS = learner_colours([*TRAINED, *BASELINE_STYLES])  # each learner's colour in every panel and figure
+COLOURS = learner_colours([*TRAINED, "ols"])  # each learner's colour in every panel and figure
+CONDITION_STYLES = (("o", "-"), ("s", "--"), ("^", "-."))  # (c): each task condition's marker and dashes
 CLIP = 30.0  # panel (c)'s top: this many times the highest LSA or theory error (least squares peaks far above at M ≈ d)
 
 
@@ -52,22 +53,13 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
     at_n = cube.risk.sel(condition=conds, position=n)  # (condition, learner, seed)
     sem_n = cube.risk_sem.sel(condition=conds, position=n)
     for name in trained_learners(cube):
-        mean, lo, hi = band(*(v.sel(learner=name).transpose("condition", "seed").values for v in (at_n, sem_n)))
-        ax_err.semilogy(cs, mean, "o-", color=COLOURS[name], label=LEARNER_LABELS[name])
-        ax_err.fill_between(cs, lo, hi, color=COLOURS[name], alpha=0.25, linewidth=0)
+        errors = seed_bands(at_n.sel(learner=name), sem_n.sel(learner=name), log=True)  # (condition) rows
+        ax_err.semilogy(cs, errors["mean"], "o-", color=COLOURS[name], label=LEARNER_LABELS[name])
+        ax_err.fill_between(cs, errors.low, errors.high, color=COLOURS[name], alpha=0.25, linewidth=0)
     ax_err.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
-    for name, (marker, style) in BASELINE_STYLES.items():
-        if name in cube.learner.values:
-            ax_err.semilogy(cs, at_n.sel(learner=name).isel(seed=0), marker=marker, linestyle=style,
-                            color=COLOURS[name], label=LEARNER_LABELS[name])
-    ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis
-    ax_err.text(
-        0.98,
-        0.04,
-        "baselines: error < 1e-12 (noiseless, exact for M ≥ d)",
-        transform=ax_err.transAxes,
-        ha="right",
-    )
+    ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis: not drawn
+    ax_err.text(0.98, 0.04, "least squares, ridge, Bayes: error < 1e-12 (noiseless, exact for M ≥ d)",
+                transform=ax_err.transAxes, ha="right")
     ax_err.set_xlabel("covariate scale c (test x → c·x)")
     ax_err.set_ylabel(f"error at M = N = {n}")
     ax_err.legend()
@@ -84,45 +76,44 @@ def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> N
 
 
 def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
+    """(c) error against M per task shift: colour is the learner, as in every panel; the condition is the marker
+    (measured) and the dashes (theory, least squares)."""
     names = unshifted(cube) + [c for c in TASK_SHIFTS if c in cube.condition.values]
     n = int(cube.train_n.max())
-    colors = sns.color_palette("dark", len(names))  # one a condition, apart from the learners' colours
     highest, ols_peak = 0.0, 0.0
-    for color, name in zip(colors, names):
+    for (marker, dashes), name in zip(CONDITION_STYLES, names):
         at = cube.sel(condition=name)
         m_max = int(at.risk.dropna("position", how="all").position.max())
         ms = log_positions(m_max, 18)
-        mean, lo, hi = band(
-            *(v.sel(learner="lsa", position=ms).transpose("position", "seed").values for v in (at.risk, at.risk_sem))
-        )
-        label = shown_name(cube, name)
-        ax.loglog(ms, mean, "o", color=color, markersize=4, label=f"{label}: trained LSA")
-        ax.fill_between(ms, lo, hi, color=color, alpha=0.2, linewidth=0)
+        lsa = seed_bands(*(v.sel(learner="lsa", position=ms) for v in (at.risk, at.risk_sem)), log=True)
+        ax.loglog(ms, lsa["mean"], marker, color=COLOURS["lsa"], markersize=5, linestyle="none")
+        ax.fill_between(ms, lsa.low, lsa.high, color=COLOURS["lsa"], alpha=0.12, linewidth=0)
         if "gpt2" in cube.learner.values:  # only at the lengths GPT-2 was trained on
             within = [m for m in ms if m <= n]
-            mean, lo, hi = band(
-                *(
-                    v.sel(learner="gpt2", position=within).transpose("position", "seed").values
-                    for v in (at.risk, at.risk_sem)
-                )
-            )
-            ax.loglog(within, mean, "x", color=color, markersize=6)
+            gpt2 = at.risk.sel(learner="gpt2", position=within).mean("seed")
+            ax.loglog(within, gpt2, marker, color=COLOURS["gpt2"], markersize=5, linestyle="none")
         every = np.arange(1, m_max + 1)
-        ax.loglog(every, at.theory_error.sel(position=every), "-", color=color, linewidth=1.2)
-        highest = max(highest, np.nanmax(hi), float(at.theory_error.sel(position=every).max()))
+        ax.loglog(every, at.theory_error.sel(position=every), dashes, color="k", linewidth=1.2)
+        highest = max(highest, float(lsa.high.max()), float(at.theory_error.sel(position=every).max()))
         if "ols" in cube.learner.values:
             ols = at.risk.sel(learner="ols", position=ms).isel(seed=0)
-            ax.loglog(ms, ols, "--", color=color, linewidth=0.8)
+            ax.loglog(ms, ols, dashes, color=COLOURS["ols"], linewidth=0.9)
             ols_peak = max(ols_peak, float(ols.max()))
-    ax.plot([], [], "k-", label="LSA theory (Theorem 5)")
-    ax.plot([], [], "k--", linewidth=0.8, label="least squares (noiseless: exact for M ≥ d)")
-    if "gpt2" in cube.learner.values:
-        ax.plot([], [], "kx", label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}")
     ax.set_ylim(1e-2, CLIP * highest)
     clipped = f"axis clipped: least squares peaks at {ols_peak:.1e} near M = d" if ols_peak > CLIP * highest else None
     ax.set_xlabel("test prompt length M")
     ax.set_ylabel("error")
-    ax.legend(title=clipped, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)  # off the data
+    conditions = [Line2D([], [], color="0.3", marker=marker, linestyle=dashes, label=shown_name(cube, name))
+                  for (marker, dashes), name in zip(CONDITION_STYLES, names)]
+    learners = [Line2D([], [], color=COLOURS["lsa"], marker="o", linestyle="none", label=LEARNER_LABELS["lsa"])]
+    if "gpt2" in cube.learner.values:
+        learners.append(Line2D([], [], color=COLOURS["gpt2"], marker="o", linestyle="none",
+                               label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}"))
+    learners.append(Line2D([], [], color="k", label="LSA theory (Theorem 5)"))
+    if "ols" in cube.learner.values:
+        learners.append(Line2D([], [], color=COLOURS["ols"], label="least squares (noiseless: exact for M ≥ d)"))
+    ax.legend(handles=conditions + learners, title=clipped, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+              frameon=False)  # off the data
 
 
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
@@ -149,7 +140,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     covariate_panels(cube, axes[0, 0], axes[0, 1])
     task_shift_panel(cube, axes[1, 0])
     query_shift_panel(cube, axes[1, 1])
-    for ax, title in zip(axes.flat, ("(a) covariate shift", "(b) the c² law", "(c) task shift", "(d) query shift")):
+    titles = ("(a) covariate shift", "(b) the c² law", "(c) no shift and task shifts, against M", "(d) query shift")
+    for ax, title in zip(axes.flat, titles):
         ax.set_title(title)
     fig.suptitle("Trained LSA under distribution shift: task and query shifts tolerated, covariate shift not")
     fig.tight_layout()

@@ -1,6 +1,7 @@
 """Figure ``ltb_training``: risk at the final query against the training step (Zhang, Wu, Bartlett 2024,
-Figure 1), one panel per ‖β*‖: the trained models' snapshots on the evaluation set (mean over seeds, 95%
-t-band) and the GD-β optimum, the LSA class's optimum and the Bayes risk as horizontal lines."""
+Figure 1), one panel per ‖β*‖: the trained models' snapshots on the evaluation set (mean over seeds, 95% t-band
+made multiplicative for the log axis) and the GD-β optimum, the LSA class's optimum and the Bayes risk as horizontal
+lines."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ REFERENCES = {  # theory → line style
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    frame = seed_bands(cube.training_risk, cube.training_risk_sem)  # (norm, trained, step) rows
+    frame = seed_bands(cube.training_risk, cube.training_risk_sem, log=True)  # (norm, trained, step) rows
     frame["label"] = [LEARNER_LABELS[name] for name in frame.trained]
     palette = learner_colours(frame.trained.unique(), by_label=True)
     lsa_colour = palette.get(LEARNER_LABELS["lsa"], "C0")
@@ -37,7 +38,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xscale("symlog", linthresh=max(steps[1], 1) if len(steps) > 1 else 1)  # the early steps, and step 0
     grid.set_titles("‖β*‖ = {col_name:g}")
     grid.set_axis_labels("training step", "ICL risk at the final query  E(f − y)²")
-    grid.axes.flat[0].legend(loc="upper right")
+    handles, labels = grid.axes.flat[0].get_legend_handles_labels()
+    grid.figure.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
     grid.figure.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
-    grid.tight_layout()
+    grid.tight_layout(rect=(0, 0.08, 1, 1))
     save(grid.figure, png)

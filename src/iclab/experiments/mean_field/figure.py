@@ -1,7 +1,7 @@
 """Figure ``mean_field`` (Kim & Suzuki 2024; Suzuki's 2024 talk). Top row, along training (mean over
-seeds, 95% t-band): the realisable case's ICL risk at the final query, and the population risk
-min_Γ L(μ, Γ) (the two-timescale objective) of the realisable (solid) and misaligned (dashed) models
-with their values at the global minimum. Then, per case, the risk against the number of context examples
+seeds, 95% t-band, multiplicative on the log axes): the realisable case's ICL risk at the final query, and the
+population risk min_Γ L(μ, Γ) (the two-timescale objective) of the realisable (solid) and misaligned (dashed)
+models with their values at the global minimum. Then, per case, the risk against the number of context examples
 of the trained models and the baselines on the same test prompts, with the case's n → ∞ risk at the
 pretraining objective's global minimum."""
 
@@ -36,11 +36,11 @@ def bottom(cube: xr.Dataset, variable: str) -> float:
 def training_panel(ax, cube: xr.Dataset, variable: str, case: str, colors: dict, **style) -> None:
     at = cube.sel(case=case)
     sems = at[f"{variable}_sem"] if f"{variable}_sem" in at else None
-    frame = seed_bands(at[variable], sems)  # (trained, step) rows
-    floor = bottom(cube, variable)  # a t-band over few seeds reaches below 0: cut at the panel's bottom
+    frame = seed_bands(at[variable], sems, log=True)  # (trained, step) rows
+    floor = bottom(cube, variable)
     for label, group in frame.groupby("trained", sort=False):
         label_text = LEARNER_LABELS[label] if case == "realisable" else None
-        lines_with_bands(group, x="step", color=colors[label], label=label_text, ax=ax, floor=floor, **style)
+        lines_with_bands(group, x="step", color=colors[label], label=label_text, ax=ax, **style)
     ax.set_yscale("log")
     ax.set_ylim(bottom=floor)
     ax.set_xlabel("training step")
@@ -48,11 +48,12 @@ def training_panel(ax, cube: xr.Dataset, variable: str, case: str, colors: dict,
 
 def context_panel(ax, cube: xr.Dataset, case: str, colors: dict) -> None:
     at = cube.sel(case=case).isel(position=slice(1, None))
-    frame = seed_bands(at.risk, at.risk_sem)  # (learner, position) rows
+    frame = seed_bands(at.risk, at.risk_sem, log=True)  # (learner, position) rows
     floor = bottom(cube.sel(case=case), "risk")
     for label, group in frame.groupby("learner", sort=False):
         if str(at.learner_kind.sel(learner=label).values) == "trained":
-            lines_with_bands(group, x="position", color=colors[label], label=LEARNER_LABELS[label], ax=ax, floor=floor)
+            lines_with_bands(group, x="position", color=colors[label], label=LEARNER_LABELS[label], ax=ax,
+                             alpha=0.12, linewidth=1.2)
         else:
             sns.lineplot(data=group, x="position", y="mean", color=colors[label], linestyle="--",
                          label=LEARNER_LABELS[label], estimator=None, errorbar=None, legend=False, ax=ax)
@@ -70,7 +71,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     colors = learner_colours(cube.learner.values)
     cases = list(cube.case.values)
     cols = max(3, len(cases) - 1)
-    fig, axes = plt.subplots(2, cols, figsize=(6.0 * cols, 10.0), squeeze=False)
+    fig, axes = plt.subplots(2, cols, figsize=(5.0 * cols, 9.5), squeeze=False)
     training_panel(axes[0, 0], cube, "training_risk", "realisable", colors)
     if "teacher_attention" in cube.learner.values:
         optimum = cube.risk.sel(case="realisable", learner="teacher_attention").isel(position=-1).mean()

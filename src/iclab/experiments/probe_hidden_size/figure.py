@@ -28,7 +28,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     sizes = cube.hidden.values
     fig, (curves, summary) = plt.subplots(1, 2, figsize=(12.0, 4.6))
     past_d = m > d
-    frame = seed_bands(cube.hidden_risk, cube.hidden_risk_sem, scale=d)  # (hidden, position) rows
+    frame = seed_bands(cube.hidden_risk, cube.hidden_risk_sem, scale=d, log=True)  # (hidden, position) rows
     frame["mean"] = frame["mean"].clip(lower=FLOOR)
     frame["label"] = [f"hidden {size} (1 head)" for size in frame.hidden]
     palette = colours(frame.label.unique(), "viridis")

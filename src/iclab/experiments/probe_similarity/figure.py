@@ -5,7 +5,8 @@ Induced Weights, each between every layer's probe and (left) iterative Newton at
 count, (middle) gradient descent at each step count (log-spaced), mean over training seeds; (right)
 the best-matching count per layer for both algorithms (Newton on the left axis, GD's steps on a log₂
 axis on the right), with the last layer's similarity to online GD and to least squares written in
-the panel. Also drawn for ``probe_illconditioned`` (κ in the title).
+the panel. A layer whose similarity is flat over a grid (range under ``similarity.FLAT_TOLERANCE``) has no best
+match: a cross on the panel's floor, not the grid's argmax. Also drawn for ``probe_illconditioned`` (κ in the title).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from matplotlib.ticker import MaxNLocator
 
 from iclab.experiments.probe_layers import PROBED_NAMES
 from iclab.plots import save, theme
-from iclab.similarity import best_match
+from iclab.similarity import FLAT_TOLERANCE, best_match
 
 MEASURES = {"soe": "Similarity of Errors", "siw": "Similarity of Induced Weights"}
+SHORT = {"soe": "SoE", "siw": "SiW"}  # the glossary's abbreviations
 SWEEP_DIMS = ("d", "condition_number")
 
 
@@ -70,15 +72,24 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dat
     heatmap(row[1], gd, "GD steps", f"{title}: layer vs GD", low, colorbar=title.split(": ")[-1])
     layers = model.layer.values
     ax = row[2]
-    best_newton = best_match(newton.values, newton.newton_iterations.values)
-    ax.plot(layers, best_newton, "o-", color="C0", label="Newton iterations (left)")
-    if reference is not None:
-        well = reference[f"{measure}_newton"].transpose("layer", "newton_iterations")
-        ax.plot(layers, best_match(well.values, well.newton_iterations.values), "o:", color="0.4",
-                label="Newton iterations at κ = 1 (left)")
     ax.set_ylabel("best-matching Newton iterations", color="C0")
     twin = ax.twinx()
-    twin.plot(layers, best_match(gd.values, gd.gd_steps.values), "s--", color="C1", label="GD steps (right)")
+    counts = [(ax, newton, "newton_iterations", "o-", "C0", "Newton iterations (left)")]
+    if reference is not None:
+        well = reference[f"{measure}_newton"].transpose("layer", "newton_iterations")
+        counts.append((ax, well, "newton_iterations", "o:", "0.4", "Newton iterations at κ = 1 (left)"))
+    counts.append((twin, gd, "gd_steps", "s--", "C1", "GD steps (right)"))
+    flat = False
+    for axis, values, grid, style, colour, label in counts:
+        best = best_match(values.values, values[grid].values)  # NaN: no match
+        axis.plot(layers, best, style, color=colour, label=label)
+        missing = layers[np.isnan(best)]
+        axis.plot(missing, np.full(len(missing), 0.05), "x", color=colour, markersize=8, markeredgewidth=2,
+                  transform=axis.get_xaxis_transform())  # at the panel's floor: no count to draw
+        flat |= len(missing) > 0
+    if flat:
+        ax.plot([], [], "x", color="0.3", markersize=8, markeredgewidth=2,
+                label=f"no match (flat within {FLAT_TOLERANCE:g})")
     twin.set_yscale("log", base=2)
     twin.set_ylabel("best-matching GD steps", color="C1")
     twin.grid(False)
@@ -86,9 +97,9 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dat
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     online, ols = (float(model[f"{measure}_{name}"].values[-1]) for name in ("online_gd", "ols"))
-    ax.set_title(f"best match per layer ({measure.upper()})\n"
+    ax.set_title(f"best match per layer ({SHORT[measure]})\n"
                  f"last layer: online GD {online:.3f}, least squares {ols:.3f}")
-    lines = ax.get_lines() + twin.get_lines()
+    lines = [line for line in ax.get_lines() + twin.get_lines() if not line.get_label().startswith("_")]
     ax.legend(lines, [line.get_label() for line in lines], loc="upper center", bbox_to_anchor=(0.5, -0.16),
               ncol=2, frameon=False)  # below the panel, off its data
 

@@ -50,13 +50,13 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     m_max = int(at.position.max())
     ms = log_positions(m_max)
     every = np.arange(1, m_max + 1)
-    lines_with_bands(seed_bands(at.prediction_gap.sel(position=ms)), x="position", ax=ax_gap, **MEASURED)
+    lines_with_bands(seed_bands(at.prediction_gap.sel(position=ms), log=True), x="position", ax=ax_gap, **MEASURED)
     ax_gap.loglog(every, at.theory_gap.sel(position=every), "k-", label="limit model (theory, ∝ 1/M)")
     ax_gap.set_xlabel("test prompt length M (new covariance per prompt)")
     ax_gap.set_ylabel("relative gap E(ŷ − xᵀKΛ′w)² / E(xᵀKΛ′w)²")
     ax_gap.legend()
     lsa = at.sel(learner="lsa", position=ms)
-    lines_with_bands(seed_bands(lsa.risk, lsa.risk_sem), x="position", ax=ax_err, **MEASURED)
+    lines_with_bands(seed_bands(lsa.risk, lsa.risk_sem, log=True), x="position", ax=ax_err, **MEASURED)
     ax_err.loglog(every, at.theory_error.sel(position=every), "k-", label="limit model (theory)")
     if "ols" in at.learner.values:
         ax_err.loglog(

@@ -8,8 +8,10 @@ heavy tails make the raw risk of every learner move together from one position t
 the common factor removes that. Lines: the risk pooled over bins of n* (the evaluation's
 ``binned_risk``, drawn at the bin's geometric centre); learners with values at a few lengths only
 (the two-layer network) are drawn at those lengths. Bands: ``iclab.intervals`` (95%, training seeds
-and evaluation prompts; evaluation prompts alone for the test-prompt-only learners); a pretrained model of
-at most two seeds is drawn as its mean and each seed's curve instead (a t-band over two seeds spans the panel).
+and evaluation prompts; evaluation prompts alone for the test-prompt-only learners), the prompts' part the s.e. of
+the ratio over the same prompt groups (paired: the heavy tails common to both risks cancel in it as in the ratio);
+a pretrained model of at most two seeds is drawn as its mean and each seed's curve instead (a t-band over two seeds
+spans the panel).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import xarray as xr
+from matplotlib.lines import Line2D
 
-from iclab.intervals import band
+from iclab.intervals import band, ratio_and_sem
 from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, theme
 
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
@@ -31,35 +34,43 @@ STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 PER_SEED_MAX = 2  # with this many training seeds or fewer a t-band is wider than the effect: each seed is drawn
 
 
+def relative_risk(groups: xr.DataArray, zero_groups: xr.DataArray) -> tuple[np.ndarray, np.ndarray]:
+    """The risk over the zero predictor's on the same prompts, per seed, and its standard error: (P, S) each. The
+    ratio of two means over the same prompt groups (``iclab.intervals.ratio_and_sem``, the delta method): the labels'
+    heavy tails move both risks together, and the paired s.e. leaves that common factor out as the ratio does."""
+    numerators = groups.transpose("prompt_group", ..., "seed").values  # (G, P, S)
+    denominators = zero_groups.transpose("prompt_group", ...).values[..., None]  # (G, P, 1)
+    return ratio_and_sem(numerators, np.broadcast_to(denominators, numerators.shape))
+
+
 def binned_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...] | None:
-    """Bin centres (P,), risk and its standard error (P, S), the zero predictor's risk (P,) over the bins; None if
-    the learner misses positions."""
-    risk = at.binned_risk.sel(learner=learner).transpose("position_bin", "seed").values  # (P, S)
-    if not np.isfinite(risk).all():
+    """Bin centres (P,), the risk relative to the zero predictor's and its standard error (P, S) over the bins; None
+    if the learner misses positions."""
+    groups = at.binned_risk_groups.sel(learner=learner)
+    if not np.isfinite(groups.values).all():
         return None
-    sem = at.binned_risk_sem.sel(learner=learner).transpose("position_bin", "seed").values
-    zero = at.binned_risk.sel(learner="zero").isel(seed=0).values  # (P,)
-    return np.sqrt(at.bin_first.values * at.bin_last.values), risk, sem, zero
+    zero = at.binned_risk_groups.sel(learner="zero").isel(seed=0)
+    return np.sqrt(at.bin_first.values * at.bin_last.values), *relative_risk(groups, zero)
 
 
 def pointwise_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...]:
     """As binned_risk, at the positions ≥ the first bin's where the learner has a value."""
     risk = at.risk.sel(learner=learner).transpose("position", "seed").values  # (K, S)
-    sem = at.risk_sem.sel(learner=learner).transpose("position", "seed").values
-    zero = at.risk.sel(learner="zero").isel(seed=0).values  # (K,)
     keep = np.isfinite(risk).all(axis=1) & (at.position.values >= int(at.bin_first.values[0]))
-    return at.position.values[keep], risk[keep], sem[keep], zero[keep]
+    at = at.isel(position=keep)
+    zero = at.risk_groups.sel(learner="zero").isel(seed=0)
+    return at.position.values, *relative_risk(at.risk_groups.sel(learner=learner), zero)
 
 
-def relative_curves(n: np.ndarray, risk: np.ndarray, sem: np.ndarray, zero: np.ndarray, per_seed: bool) -> pd.DataFrame:
-    """The risk relative to the zero predictor's: its mean over seeds with its band (iclab.intervals: seeds and
-    evaluation prompts), or, ``per_seed``, the mean without a band and one curve a seed (``seed`` ≥ 0)."""
+def relative_curves(n: np.ndarray, ratio: np.ndarray, sem: np.ndarray, per_seed: bool) -> pd.DataFrame:
+    """The relative risk's mean over seeds with its band (iclab.intervals: seeds and evaluation prompts), or,
+    ``per_seed``, the mean without a band and one curve a seed (``seed`` ≥ 0)."""
     if not per_seed:
-        mean, low, high = (values / zero for values in band(risk, sem))
+        mean, low, high = band(ratio, sem)
         return pd.DataFrame({"n": n, "mean": mean, "low": low, "high": high, "seed": -1})
-    curves = [pd.DataFrame({"n": n, "mean": risk.mean(axis=1) / zero, "low": np.nan, "high": np.nan, "seed": -1})]
-    curves += [pd.DataFrame({"n": n, "mean": risk[:, s] / zero, "low": np.nan, "high": np.nan, "seed": s})
-               for s in range(risk.shape[1])]
+    curves = [pd.DataFrame({"n": n, "mean": ratio.mean(axis=1), "low": np.nan, "high": np.nan, "seed": -1})]
+    curves += [pd.DataFrame({"n": n, "mean": ratio[:, s], "low": np.nan, "high": np.nan, "seed": s})
+               for s in range(ratio.shape[1])]
     return pd.concat(curves, ignore_index=True)
 
 
@@ -115,8 +126,10 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xscale("log", base=2)
     grid.set_titles("{row_name}: {col_name}")
     grid.set_axis_labels("test prompt length n*", "risk / zero's")
-    for ax in grid.axes.flat:
-        ax.legend(loc="best")
+    for ax in grid.axes[-1]:  # each column's cases, once, under it: off every panel's data
+        handles, labels = ax.get_legend_handles_labels()
+        keys = [Line2D([], [], color=handle.get_color(), linewidth=2) for handle in handles]
+        ax.legend(keys, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=len(keys), frameon=False)
     title = "Single-index ICL: each learner's risk against the test prompt length as d and r vary"
     if cube.seed.size <= PER_SEED_MAX:
         title += f"\npretrained models: mean over {cube.seed.size} training seeds, each seed a thin line (no band)"
