@@ -72,3 +72,65 @@ def test_the_gallery_page_quotes_each_claim_with_the_verdict_of_the_gallerys_cla
     for verdict, claim in quoted:
         matches = [row_verdict for text, row_verdict in rows.items() if text.startswith(claim + " (")]
         assert matches and all(v.split()[0] == verdict for v in matches), (claim, verdict, matches)
+
+
+MEASUREMENTS = REPO / "docs" / "measurements.md"
+RECORD = re.compile(r"\]\((?:docs/)?measurements\.md#([\w-]+)\)")  # a link to a record of docs/measurements.md
+NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")  # 75, 8,990, 13.8; not a hash's digits
+
+
+def records() -> dict[str, str]:
+    """docs/measurements.md's sections by GitHub anchor: each heading's text up to the next heading."""
+    parts = re.split(r"^#+ (.+)$", MEASUREMENTS.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"): text
+            for heading, text in zip(parts[1::2], parts[2::2])}
+
+
+def unrecorded(claim: str, known: dict[str, str]) -> list[str]:
+    """The numbers of ``claim`` (links and code aside) that no record it cites holds, or a note that it cites none."""
+    cited = RECORD.findall(claim)
+    if not cited:
+        return ["no record cited"]
+    missing = [anchor for anchor in cited if anchor not in known]
+    if missing:
+        return [f"no record #{anchor}" for anchor in missing]
+    recorded = set().union(*(NUMBER.findall(known[anchor]) for anchor in cited))
+    prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", claim)  # the links' own text and targets
+    return [number for number in NUMBER.findall(prose) if number not in recorded]
+
+
+def how_long_rows() -> list[str]:
+    """The README's "How long" table, a row each (its header and rule aside)."""
+    text = (REPO / "README.md").read_text()
+    table = text[text.index("| what | time | record |"):].split("\n\n")[0]
+    return table.splitlines()[2:]
+
+
+def cluster_paragraphs() -> list[str]:
+    """The paragraphs of docs/cluster.md that state a measurement: those citing a record."""
+    return [part for part in (REPO / "docs" / "cluster.md").read_text().split("\n\n") if RECORD.search(part)]
+
+
+def test_every_number_of_the_readmes_how_long_table_is_in_the_record_its_row_cites():
+    known = records()
+    rows = how_long_rows()
+    assert len(rows) >= 6
+    bad = {row.split("|")[1].strip(): unrecorded(row, known) for row in rows}
+    assert not any(bad.values()), {row: numbers for row, numbers in bad.items() if numbers}
+
+
+def test_every_number_of_the_cluster_pages_measured_paragraphs_is_in_the_records_they_cite():
+    known = records()
+    paragraphs = cluster_paragraphs()
+    assert len(paragraphs) >= 2
+    bad = {paragraph[:60]: unrecorded(paragraph, known) for paragraph in paragraphs}
+    assert not any(bad.values()), {start: numbers for start, numbers in bad.items() if numbers}
+
+
+def test_a_number_with_no_record_and_a_row_citing_none_are_caught():
+    known = {"ci": "rc 0 in 10 min 28 s (651 passed), SLURM leg 284 s"}
+    assert unrecorded("| CI | 10 min 28 s, SLURM leg 284 s | [CI](docs/measurements.md#ci) |", known) == []
+    assert unrecorded("| CI | 10 min 29 s, SLURM leg 284 s | [CI](docs/measurements.md#ci) |", known) == ["29"]
+    assert unrecorded("| CI | 9,990 job-s | [CI](docs/measurements.md#ci) |", known) == ["9,990"]
+    assert unrecorded("| CI | 10 min 28 s | 2026-11-27 |", known) == ["no record cited"]
+    assert unrecorded("| CI | 10 min | [CI](docs/measurements.md#cii) |", known) == ["no record #cii"]
