@@ -6,7 +6,7 @@ import pytest
 
 from iclab import decide
 from iclab.config import validate
-from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
+from iclab.looks import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
 from iclab.plan import build_plan
 from iclab.smoke import results_dir
 
@@ -20,15 +20,17 @@ def test_each_inconclusive_rows_need_is_read_from_its_seeds_needed():
     rows = table([
         ("a", "claim", "six seeds", "inconclusive", "6"),
         ("a", "claim", "one seed", "inconclusive", "unknown: 1 seed has no spread"),
-        ("a", "claim", "prompts", "inconclusive", "none: the Monte-Carlo error alone is too large (~213× the prompts)"),
+        ("a", "claim", "prompts", "inconclusive", "none: the Monte-Carlo error alone is too large (~12× the prompts)"),
+        ("a", "claim", "many prompts", "inconclusive", "none: the Monte-Carlo error alone is too large (~213× the prompts)"),
         ("a", "claim", "past the cap", "inconclusive", str(LOOK2_MAX_SEEDS + 1)),
         ("a", "claim", "edge", "inconclusive", "none: the estimate sits on the region's edge"),
         ("a", "claim", "decided", "holds", ""),
         ("a", "verification", "check", "inconclusive", "4"),
     ])
     got = [(need.claim, need.kind, need.amount) for need in decide.needs(rows)]
-    assert got == [("six seeds", "seeds", 6), ("one seed", "seeds", ONE_SEED_LOOK2), ("prompts", "prompts", 213),
-                   ("past the cap", "paper tier", 0), ("edge", "paper tier", 0)]
+    assert got == [("six seeds", "seeds", 6), ("one seed", "seeds", ONE_SEED_LOOK2), ("prompts", "prompts", 12),
+                   ("many prompts", "paper tier", 0), ("past the cap", "paper tier", 0), ("edge", "paper tier", 0)]
+    assert LOOK2_MAX_PROMPTS < 213 and 12 <= LOOK2_MAX_PROMPTS
 
 
 @pytest.fixture()

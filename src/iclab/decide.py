@@ -4,8 +4,10 @@ experiment's inconclusive rows need, priced from look 1's own benchmark files an
 Each inconclusive claim (not a verification) needs one of:
 
 - ``seeds``: its "seeds needed" (look 2's, at 99%), or ``looks.ONE_SEED_LOOK2`` after a one-seed look 1;
-- ``prompts``: its Monte-Carlo error alone is too large (the factor of evaluation prompts it names);
-- ``paper tier``: its seeds needed pass ``looks.LOOK2_MAX_SEEDS``, or its estimate sits on the region's edge.
+- ``prompts``: its Monte-Carlo error alone is too large (the factor of evaluation prompts it names, within
+  ``looks.LOOK2_MAX_PROMPTS``); listed with the factor, not run: a look that adds prompts is not built;
+- ``paper tier``: its seeds needed pass ``looks.LOOK2_MAX_SEEDS``, its prompts ``looks.LOOK2_MAX_PROMPTS``, or its
+  estimate sits on the region's edge.
 
 An experiment's look 2 trains ``S₂`` new seeds, the most any of its rows needs (within the cap), numbered after its
 look-1 seeds, so that it trains, evaluates and judges new models only. Its price is look 1's job-seconds of the
@@ -24,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from iclab.looks import LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
+from iclab.looks import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
 from iclab.plan import Plan
 
 PROMPTS_NEEDED = re.compile(r"~(?P<factor>\d+)× the prompts")
@@ -55,6 +57,9 @@ def row_need(row: pd.Series) -> RowNeed:
         return RowNeed(experiment, claim, "seeds", ONE_SEED_LOOK2, "one seed at look 1: no spread to plan from")
     if match := PROMPTS_NEEDED.search(text):
         factor = int(match["factor"])
+        if factor > LOOK2_MAX_PROMPTS:
+            return RowNeed(experiment, claim, "paper tier", 0, f"the Monte-Carlo error alone: ~{factor}× the prompts, "
+                                                                f"past the cap of {LOOK2_MAX_PROMPTS}×")
         return RowNeed(experiment, claim, "prompts", factor, f"the Monte-Carlo error alone: ~{factor}× the prompts")
     return RowNeed(experiment, claim, "paper tier", 0, text or "no count of seeds")
 

@@ -23,6 +23,9 @@ from iclab.claims import LOOK_LEVELS, decisions, deciding_seeds, distance_to_dec
 
 ONE_SEED_LOOK2 = 3  # new seeds after a one-seed look 1: the fewest whose spread is worth a t quantile (2 d.o.f.)
 LOOK2_MAX_SEEDS = 20  # beyond this a row needs the paper tier (4× the default's largest seed count per experiment)
+# beyond this factor of its evaluation prompts a row needs the paper tier: 16× random_covariance's default set is
+# ~0.6 GB of prompts and 16× its evaluation's job-seconds, within a look's budget and memory; its ~300× (~8 GB) is not
+LOOK2_MAX_PROMPTS = 16
 
 
 @dataclass(frozen=True)
