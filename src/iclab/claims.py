@@ -590,6 +590,9 @@ def holm_verdicts(claims: list[Claim | tuple[Claim, ...]], alpha: float = HOLM_A
     return verdicts
 
 
+INTERVAL_COLUMN = f"difference [{LOOK_LEVELS[0]:.0%} interval; {LOOK_LEVELS[1]:.0%} at look 2]"
+
+
 def summary(table: pd.DataFrame) -> str:
     """'N claims: a hold, b fail, c inconclusive (96% intervals)' and the verifications' count, or a smoke run's
     warning."""
@@ -671,8 +674,8 @@ def readable(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "claim (source)": [f"{row.claim} ({row.source})" for row in rows.itertuples()],
         "measured vs expected": [compared(row) for row in rows.itertuples()],
-        "difference [95% interval]": [f"{number(row.difference)} [{number(row.low)}, {number(row.high)}]"
-                                      for row in rows.itertuples()],
+        INTERVAL_COLUMN: [f"{number(row.difference)} [{number(row.low)}, {number(row.high)}]"
+                          for row in rows.itertuples()],
         "verdict": [verdict(row) for row in rows.itertuples()],
         "seeds": [seeds(row) for row in rows.itertuples()],
     })
