@@ -80,22 +80,32 @@ def test_ltb_table1_layout(tmp_path):
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
 
 
-def test_single_index_band_is_the_band_relative_to_the_zero_predictor():
-    from iclab.experiments.single_index.figure import relative_curves
+def test_single_index_band_is_the_band_of_the_risk_relative_to_the_zero_predictors_on_the_same_prompts():
+    """The ratio per seed is mean(risk groups) / mean(zero's groups), its s.e. the delta method's over the same groups
+    (worked out by hand below); the band is the seeds' t-band of those ratios with their s.e.s."""
+    import xarray as xr
 
-    risk = np.array([[1.0, 1.2, 1.1], [0.5, 0.7, 0.6]])  # (positions, seeds)
-    sem = np.array([[0.03, 0.04, 0.05], [0.01, 0.02, 0.03]])
-    zero = np.array([2.0, 4.0])
-    frame = relative_curves(np.array([4, 8]), risk, sem, zero, per_seed=False)
-    mean, low, high = (frame[column].to_numpy() for column in ("mean", "low", "high"))
-    half = 4.302653 * np.sqrt(np.var(risk, axis=1, ddof=1) / 3 + np.mean(sem, axis=1) ** 2)  # t, 2 d.o.f.
-    np.testing.assert_allclose(mean, [1.1 / 2, 0.6 / 4])
-    np.testing.assert_allclose(high - mean, half / zero, rtol=1e-6)
-    np.testing.assert_allclose(mean - low, half / zero, rtol=1e-6)
+    from iclab.experiments.single_index.figure import relative_curves, relative_risk
+
+    rng = np.random.default_rng(3)
+    zero = 2.0 + rng.standard_exponential((4, 2))  # (G, P): the zero predictor's risk per prompt group
+    groups = zero[:, :, None] * np.array([0.5, 0.6, 0.55]) + 0.05 * rng.standard_normal((4, 2, 3))  # (G, P, S)
+    ratio, sem = relative_risk(xr.DataArray(groups, dims=("prompt_group", "position_bin", "seed")),
+                               xr.DataArray(zero, dims=("prompt_group", "position_bin")))
+    by_hand = groups.mean(axis=0) / zero.mean(axis=0)[:, None]  # (P, S)
+    residuals = groups - by_hand[None] * zero[:, :, None]
+    np.testing.assert_allclose(ratio, by_hand)
+    np.testing.assert_allclose(sem, residuals.std(axis=0, ddof=1) / 2 / zero.mean(axis=0)[:, None])
+    assert (sem < 0.5 * groups.std(axis=0, ddof=1) / 2 / zero.mean(axis=0)[:, None]).all()  # the common part cancels
+    frame = relative_curves(np.array([4, 8]), ratio, sem, per_seed=False)
+    half = 4.302653 * np.sqrt(np.var(ratio, axis=1, ddof=1) / 3 + np.mean(sem, axis=1) ** 2)  # t, 2 d.o.f.
+    np.testing.assert_allclose(frame["mean"], ratio.mean(axis=1))
+    np.testing.assert_allclose(frame["high"] - frame["mean"], half, rtol=1e-6)
+    np.testing.assert_allclose(frame["mean"] - frame["low"], half, rtol=1e-6)
     # two seeds or fewer: the mean without a band, and each seed's curve
-    frame = relative_curves(np.array([4, 8]), risk[:, :2], sem[:, :2], zero, per_seed=True)
+    frame = relative_curves(np.array([4, 8]), ratio[:, :2], sem[:, :2], per_seed=True)
     assert list(frame.seed) == [-1, -1, 0, 0, 1, 1] and frame[["low", "high"]].isna().all().all()
-    np.testing.assert_allclose(frame["mean"], [1.1 / 2, 0.6 / 4, 1.0 / 2, 0.5 / 4, 1.2 / 2, 0.7 / 4])
+    np.testing.assert_allclose(frame["mean"], [*ratio[:, :2].mean(axis=1), *ratio[:, 0], *ratio[:, 1]])
 
 
 def test_a_learner_that_does_not_depend_on_the_seed_covers_at_its_level_with_the_normal_quantile():

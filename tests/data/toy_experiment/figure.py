@@ -26,6 +26,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     right.errorbar(sigma, power, yerr=[power - low, high - power], fmt="o", label="probe prompts")
     left.set(xlabel="σ", ylabel="risk at the final query")
     right.set(xlabel="σ", ylabel="E y²")
-    left.legend()
-    right.legend()
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)  # off the data
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     save(fig, png)
