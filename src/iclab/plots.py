@@ -279,15 +279,16 @@ def check_legends(fig: plt.Figure) -> None:
     encloses it), else a ValueError naming the entry or legend."""
     renderer = fig.canvas.get_renderer()
     for legend, panels in legends(fig):
-        drawn = set().union(*(styles_of(artist) for ax in panels for artist in data_artists(ax)))
+        artists = {ax: data_artists(ax) for ax in panels}  # each panel's once, for both checks
+        drawn = set().union(*(styles_of(artist) for found in artists.values() for artist in found))
         for handle, text in zip(legend.legend_handles, legend.get_texts()):
             if handle is not None and not entry_drawn(handle, drawn):
                 raise ValueError(f"legend entry {text.get_text()!r} is drawn nowhere in its panel: list only what "
                                  f"the panel shows")
         box = legend.get_window_extent(renderer).shrunk(0.98, 0.98)
-        for ax in panels:
+        for ax, found in artists.items():
             inside = box.intersection(box, ax.get_window_extent(renderer))
-            for artist in data_artists(ax) if inside is not None else []:
+            for artist in found if inside is not None else []:
                 if overlaps(artist, inside):
                     label = ax.get_title() or ax.get_ylabel() or "a panel"
                     raise ValueError(f"a legend box covers data of {label!r} ({artist.get_label() or artist}): "
@@ -316,7 +317,7 @@ def check_pixels(fig: plt.Figure, dpi: float = DPI) -> None:
                     if text.get_visible() and text.get_text().strip()] or [TEXT_SIZE])
     pixels = smallest / 72 * dpi * shrink
     if pixels < MIN_TEXT_PIXELS:
-        widest = smallest / 72 * dpi * GALLERY_WIDTH / MIN_TEXT_PIXELS / dpi
+        widest = smallest / 72 * GALLERY_WIDTH / MIN_TEXT_PIXELS  # inches
         raise ValueError(f"text of {smallest:g} pt is {pixels:.1f} px at the gallery's {GALLERY_WIDTH} px: at least "
                          f"{MIN_TEXT_PIXELS} px, so the figure is at most {widest:.1f} inches wide")
 
