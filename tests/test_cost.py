@@ -1,7 +1,9 @@
 """The cost table (iclab.cost): a tier's jobs projected from hand-built smoke-run logs and benchmarks."""
 
+import json
 import math
 
+import pandas as pd
 import pytest
 from conftest import REPO
 
@@ -258,3 +260,21 @@ def test_a_rates_file_at_ten_times_the_assumed_rate_cuts_the_gpt2_hours_by_the_m
     factor = sum(300 + 5e5 * (0.01 + f / 5e12) for f in flops) / sum(300 + 5e5 * (0.01 + f / 5e13) for f in flops)
     assert hours["assumed"] / hours["measured"] == pytest.approx(factor, rel=1e-9)
     assert factor == pytest.approx(1.194, abs=5e-4)
+
+
+def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_path):
+    """gpu_day's cost on one node: the packed schedule (k = 8 on 16 cores, a packed training's 1 thread each) and the
+    24-hour rate, then a row per effect of its power file with its experiment's GPU-hours."""
+    power = REPO / "benchmarks" / "results" / "gpu_day_power.json"
+    main(["cost", "--config", str(REPO / "config" / "gpu_day.yaml"), "--node-cores", "16", "--power", str(power),
+          "--out", str(tmp_path / "cost")])
+    printed = capsys.readouterr().out
+    assert "## One GPU node (16 cores, a 80 GB card), k = 8 packed" in printed
+    assert "To fit the GPU jobs in 24 h" in printed or "cannot fit in 24 h" in printed
+    table = pd.read_csv(tmp_path / "cost.csv")
+    effects = printed.split("## The effects")[1]
+    for row in json.loads(power.read_text())["effects"]:
+        hours = table.loc[table["experiment"] == row["experiment"], "gpu_seconds"].sum() / 3600
+        line = next(line for line in effects.splitlines() if line.startswith(f"| {row['effect']} "))
+        assert f"{hours:,.3g}" in line, (line, hours)
+    assert (tmp_path / "cost.md").read_text().rstrip().endswith(effects.rstrip())

@@ -31,12 +31,41 @@ from iclab.models import numpy_predictor
 from iclab.plan import build_plan
 
 
+PACKED_GPUS = 2  # the run packs at most this many trainings that ask for a GPU, on 3 job slots (docs/gpu_day.md)
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, scratch_src: Path):
     workdir = tmp_path_factory.mktemp("e2e")
-    result = snakemake(workdir, scratch_src)
+    result = snakemake(workdir, scratch_src, "--cores", "3", "--resources", f"gpu={PACKED_GPUS}")
     assert result.returncode == 0, result.stdout + result.stderr
     return workdir
+
+
+def running_gpu_trainings(log: str) -> list[int]:
+    """From a Snakemake log: how many jobs that ask for a GPU were running after each job started or finished."""
+    gpu_jobs, running, counts = set(), 0, []
+    for block in log.split("\n["):
+        if block.lstrip().startswith(("localrule ", "rule ")) or "\nlocalrule " in block or "\nrule " in block:
+            jobid = int(block.split("jobid: ")[1].split()[0])
+            if "gpu=1" in block.split("resources: ")[1].splitlines()[0].split(", "):
+                gpu_jobs.add(jobid)
+                running += 1
+        elif "Finished jobid: " in block:
+            running -= int(block.split("Finished jobid: ")[1].split()[0]) in gpu_jobs
+        else:
+            continue
+        counts.append(running)
+    return counts
+
+
+@pytest.mark.e2e
+def test_local_run_packs_as_many_gpu_trainings_as_the_gpu_resource_allows(finished_run: Path):
+    """`--resources gpu=2` with 3 job slots: two trainings that ask for a GPU ran at once, never three (14 of the tiny
+    config's trainings ask for one, all ready from the start), and the trainings on the CPU were hidden from any GPU."""
+    (log,) = (finished_run / ".snakemake" / "log").glob("*.snakemake.log")
+    counts = running_gpu_trainings(log.read_text())
+    assert max(counts) == PACKED_GPUS and counts[-1] == 0, counts
 
 
 @pytest.mark.e2e

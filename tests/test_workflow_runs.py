@@ -186,18 +186,22 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
            "ICLAB_SLURM_MAX_RUNTIME_MIN": "720", "ICLAB_GPU_RATES": str(rates_path)}
     paper = REPO / "config" / "paper.yaml"
     profile = ["--profile", str(REPO / "profiles" / "slurm")]
-    result = snakemake(tmp_path, REPO / "src", "-n", *profile, config=paper, env=env)
+    result = snakemake(tmp_path, REPO / "src", "-n", "-p", *profile, config=paper, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Using profiles " + str(REPO / "profiles" / "slurm") in result.stdout + result.stderr
     plan = build_plan(load(paper))
-    requests = {}
+    requests, blocks = {}, {}
     for block in result.stdout.split("rule train:")[1:]:
-        requests[block.split("wildcards: group=")[1].split()[0]] = job_resources(block)
+        group = block.split("wildcards: group=")[1].split()[0]
+        requests[group], blocks[group] = job_resources(block), block
     assert set(requests) == set(plan.groups)
     for group, resources in requests.items():
         specs = [plan.train[h].to_dict() for h in plan.groups[group]]
         sequence_model = specs[0]["model"]["name"] in ("gpt2", "lstm")
         assert int(resources["gpu"]) == sequence_model
+        # a job on the CPU sees no GPU; one on a GPU reserves its modelled memory there (a packed local run's cap)
+        assert ("CUDA_VISIBLE_DEVICES= python -m iclab train" in blocks[group]) == (not sequence_model)
+        assert int(resources["gpu_mem_mb"]) == (cluster.device_memory_mb(specs[0]) if sequence_model else 0)
         assert resources["slurm_partition"] == ("gpu-q" if sequence_model else "cpu-q")
         assert resources["slurm_account"] == "lab"
         assert (int(resources["runtime"]), int(resources["mem_mb"])) == (

@@ -68,7 +68,7 @@ def cmd_cost(args: argparse.Namespace) -> None:
     from iclab import experiments
     from iclab.config import load, validate
     from iclab.cluster import GpuRates
-    from iclab.cost import Smoke, cost_table, markdown, write_cost
+    from iclab.cost import Smoke, cost_table, effects_markdown, markdown, one_gpu, write_cost
     from iclab.errors import UsageError
     from iclab.plan import build_plan
     from iclab.smoke import results_dir, smoke_config
@@ -93,10 +93,17 @@ def cmd_cost(args: argparse.Namespace) -> None:
         for name in config["experiments"]
     }
     rates = None if args.rates is None else GpuRates.read(args.rates)
-    table = cost_table(build_plan(config), smoke, products, rates)
+    full = build_plan(config)
+    table = cost_table(full, smoke, products, rates)
+    extra = ""
+    if args.node_cores is not None:
+        gpu_threads = config.get("gpu_threads", config["threads"])
+        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], args.packed)
+    if args.power is not None:
+        extra += "\n" + effects_markdown(json.loads(args.power.read_text()), table)
     if args.out is not None:
-        write_cost(table, args.out, name, source)
-    print(markdown(table, name, source))
+        write_cost(table, args.out, name, source, extra)
+    print(markdown(table, name, source) + extra)
 
 
 def cmd_gpu_check(args: argparse.Namespace) -> None:
@@ -485,6 +492,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, help="path without suffix: .csv (every job) and .md (totals) are written")
     s.add_argument("--rates", type=Path, metavar="FILE",
                    help="GPU seconds from this rates file of `iclab gpu-check` (default: an assumed rate, labelled)")
+    s.add_argument("--node-cores", type=positive_int, metavar="C",
+                   help="add the tier on one GPU node of C cores: k packed trainings per model family, wall time")
+    s.add_argument("--packed", type=positive_int, metavar="K",
+                   help="with --node-cores: pack K trainings at once (default: the smallest family's modelled k)")
+    s.add_argument("--power", type=Path, metavar="FILE",
+                   help="add a row per effect from this result of benchmarks/gpu_day_power.py")
     s.set_defaults(run=cmd_cost)
 
     s = sub.add_parser("gpu-check", help="time the tier's GPT-2 and LSTM training steps on this machine's GPU")

@@ -369,6 +369,22 @@ def host_bytes(job: dict[str, Any], on: str) -> float:
     return BASE_MEMORY_BYTES + 16 * size.parameters + held
 
 
+def device_bytes(job: dict[str, Any]) -> float:
+    """Estimated GPU memory of the training job when it trains on a GPU, before SAFETY: the CUDA context, the
+    weights, gradients and Adam's moments (16 bytes a parameter) and the activations of one step."""
+    size = model_size(job)
+    return CUDA_CONTEXT_BYTES + 16 * size.parameters + size.activation_bytes
+
+
+def device_memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
+    """GPU memory a training job reserves (MB; Snakemake resource ``gpu_mem_mb``): ``device_bytes`` × SAFETY,
+    rounded up to 500 MB, for a job that trains on a GPU; 0 for the rest. A local run given
+    ``--resources gpu_mem_mb=<the card's>`` starts no more packed trainings than fit the card."""
+    if not gpus(job, gpus_allowed):
+        return 0
+    return 500 * math.ceil(SAFETY * device_bytes(job) / 1e6 / 500)
+
+
 def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     """Host memory to ask for (MB): the estimate on the job's device × SAFETY, rounded up to 500 MB."""
     return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job, gpus_allowed)) / 1e6 / 500))

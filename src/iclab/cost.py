@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from iclab import cluster
+from iclab import cluster, packing
 from iclab.atomic import write_text
 from iclab.experiments.base import Setting
 from iclab.hashing import canonical_json
@@ -376,7 +376,74 @@ def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
     return "\n".join(lines)
 
 
-def write_cost(table: pd.DataFrame, stem: Path, config: str, smoke: str) -> None:
-    """``stem``.csv (every job, full precision) and ``stem``.md (totals), each written atomically."""
+def gpu_groups(full: Plan) -> list[list[dict[str, Any]]]:
+    """The training jobs of ``full`` that ask for a GPU, each as its models' specs."""
+    groups = ([full.train[h].to_dict() for h in members] for members in full.groups.values())
+    return [specs for specs in groups if cluster.gpus(specs[0])]
+
+
+def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int, k: int | None = None) -> str:
+    """The tier on one GPU node of ``cores`` cores: k per model family (``packing``), the GPU jobs' wall time packed
+    k at a time within the card's memory (k: ``packing.slots`` unless given), the CPU jobs' on the cores left, and
+    the FLOP/s that fits the GPU jobs in 24 h."""
+    groups = gpu_groups(full)
+    families = packing.family_packing([job for group in groups for job in group], cores, gpu_threads)
+    k = packing.slots(cores, gpu_threads) if k is None else k
+    alone_h = table["gpu_seconds"].sum() / 3600
+    packed_h = packing.packed_seconds(groups, k) / 3600
+    slots = max(1, (cores - k * gpu_threads) // threads)
+    cpu_h = table.loc[table["gpu_seconds"].isna(), "cpu_seconds"].sum() / 3600
+    rate = packing.rate_for(groups, k)
+    overhead_h = packing.overhead_seconds(groups, k) / 3600
+    if math.isinf(rate):
+        fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: their start-ups and per-step "
+               f"overheads alone (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) take {overhead_h:,.1f} h.")
+    else:
+        fit = (f"**To fit the GPU jobs in 24 h** packed {k} at a time, each must sustain {rate:.2g} FLOP/s, the card "
+               f"{k * rate:.2g} FLOP/s ({k * rate / packing.DEVICE_RATE:.2g}× the {packing.DEVICE_RATE:.0e} assumed "
+               f"for it; {rate / cluster.RATE['gpu']:.2g}× the {cluster.RATE['gpu']:.0e} assumed for one job); of the "
+               f"day, start-ups and per-step overheads (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) "
+               f"take {overhead_h:,.1f} h.")
+    rows = pd.DataFrame([{"family": f.family, "jobs": f.jobs, "k": f.k, "by memory": f.by_memory,
+                          "by throughput": f.by_throughput, "by cores": f.by_cores, "limit": f.limit}
+                         for f in families])
+    return "\n".join([
+        f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card), k = {k} packed",
+        "",
+        f"Modelled (iclab.packing), not measured. {len(groups)} GPU jobs: {alone_h:,.0f} GPU-hours one at a time at "
+        f"{gpu_bases(table)}; packed {k} at a time **{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**. The CPU "
+        f"jobs: {cpu_h:,.0f} hours of this machine's CPU, on the {slots} job slots of {threads} threads left beside "
+        f"the GPU's {k} × {gpu_threads} (~{cpu_h / slots:,.1f} hours if they spread evenly).",
+        "",
+        fit,
+        "",
+        rows.to_markdown(index=False),
+        "",
+    ])
+
+
+def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
+    """A row per effect of a ``benchmarks/gpu_day_power.py`` result: its design (seeds, prompts, power) and its
+    experiment's GPU-hours (effects of one experiment share them; models shared between experiments count once, at
+    the first that needs them)."""
+    gpu_h = table.groupby("experiment")["gpu_seconds"].sum() / 3600
+    rows = pd.DataFrame([{
+        "effect": row["effect"], "experiment": row["experiment"], "truth": row["design"]["truth"],
+        "seeds": row["design"]["seeds"], "prompts": row["design"]["prompts"], "power": row["design"]["power"],
+        "experiment GPU-hours": gpu_h.get(row["experiment"], 0.0),
+    } for row in power["effects"]])
+    return "\n".join([
+        "## The effects",
+        "",
+        f"Seeds and prompts by iclab.power at look 1's level ({power['level']:.0%}), power ≥ 80% if the paper's size "
+        f"holds; {power['assumption']} (benchmarks/results/gpu_day_power.json).",
+        "",
+        rows.to_markdown(index=False, floatfmt=",.3g"),
+        "",
+    ])
+
+
+def write_cost(table: pd.DataFrame, stem: Path, config: str, smoke: str, extra: str = "") -> None:
+    """``stem``.csv (every job, full precision) and ``stem``.md (totals, then ``extra``), each written atomically."""
     write_text(stem.with_suffix(".csv"), table.to_csv(index=False, float_format="%.6g"))
-    write_text(stem.with_suffix(".md"), markdown(table, config, smoke))
+    write_text(stem.with_suffix(".md"), markdown(table, config, smoke) + extra)

@@ -18,6 +18,7 @@ CONFIG = smoke_config(TIER_CONFIG)  # the config itself, or its smoke run (iclab
 
 PLAN = build_plan(CONFIG)
 THREADS = CONFIG["threads"]
+GPU_THREADS = CONFIG.get("gpu_threads", THREADS)
 PROGRESS = CONFIG["progress"]
 LOOP = CONFIG["loop"]
 CHUNK_SIZE = CONFIG["evaluation"]["chunk_size"]
@@ -118,6 +119,21 @@ def train_runtime(wildcards, attempt):
 
 def train_priority(wildcards):
     return cluster.group_priority(group_specs(wildcards))  # CPU seconds: priorities order a local run
+
+
+def train_gpu_mem_mb(wildcards):
+    return max(cluster.device_memory_mb(spec, GPUS_ALLOWED) for spec in group_specs(wildcards))
+
+
+def train_threads(wildcards):
+    """``gpu_threads`` for a job that trains on a GPU (the Python loop and the batches), ``threads`` otherwise."""
+    return GPU_THREADS if train_gpus(wildcards) else THREADS
+
+
+def hide_gpu(wildcards):
+    """A job that trains on the CPU sees no GPU (``CUDA_VISIBLE_DEVICES=``): every training goes to CUDA where it
+    sees one (``models.default_device``), and in a packed local run only the jobs counted in ``gpu`` may."""
+    return "" if train_gpus(wildcards) else "CUDA_VISIBLE_DEVICES= "
 
 
 def train_mem_mb(wildcards):

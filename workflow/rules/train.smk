@@ -8,13 +8,14 @@ rule train:
         res("logs/train/{group}.log"),
     benchmark:
         res("benchmarks/train/{group}.tsv")
-    threads: THREADS
+    threads: train_threads
     priority: train_priority
     retries: train_retries()
     resources:
         mem_mb=train_mem_mb,
         runtime=train_runtime,
         gpu=train_gpus,
+        gpu_mem_mb=train_gpu_mem_mb,
         slurm_partition=train_partition,
         slurm_account=SLURM_ACCOUNT,
     params:
@@ -24,10 +25,11 @@ rule train:
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
         prefetch=LOOP["prefetch"],
+        hide_gpu=hide_gpu,
     conda:
         ENV
     shell:
-        "python -m iclab train --spec {params.specs} --out-dir {output} --checkpoint-dir {params.checkpoints}"
+        "{params.hide_gpu}python -m iclab train --spec {params.specs} --out-dir {output} --checkpoint-dir {params.checkpoints}"
         " --checkpoint-every {params.checkpoint_every} --log-every {params.log_every} --prefetch {params.prefetch}"
         " --threads {threads}"
         " > {log} 2>&1"

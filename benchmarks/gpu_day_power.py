@@ -1,0 +1,74 @@
+"""Benchmark: the seeds and prompts that config/gpu_day.yaml needs to decide each headline effect (``iclab.power``).
+
+    python benchmarks/gpu_day_power.py --cubes results/cubes results/look2/cubes --config config.yaml
+    # writes benchmarks/results/gpu_day_power.json (seconds)
+
+For each effect of ``power.EFFECTS``, the claim's spread between seeds and its prompts' s.e. are read from the first
+cube directory whose run of the experiment has at least two seeds (a default run has one seed for Fu et al.'s
+hidden sizes and ill-conditioned model; its second look, three more), with the evaluation prompts behind them from
+that run's config. ``power.design`` turns them into prompts and seeds at the paper's effect size. The spreads were
+measured at CPU size: at the paper's shapes they are an assumption.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from iclab import experiments
+from iclab.config import load
+from iclab.cubes import read_cube
+from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design
+
+OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_day_power.json"
+
+
+def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread, Path]:
+    """The effect's claim as measured in the first of ``cube_dirs`` whose run has ≥ 2 seeds of it."""
+    section = config["experiments"][effect.experiment]
+    prompts = section.get("eval_prompts", config["evaluation"]["n_prompts"])
+    for directory in cube_dirs:
+        path = directory / f"{effect.experiment}.nc"
+        if not path.is_file():
+            continue
+        found = [c for c in experiments.claims(effect.experiment, read_cube(path, kind="experiment"))
+                 if c.claim.startswith(effect.claim)]
+        if len(found) != 1:
+            raise SystemExit(f"{path}: {len(found)} claims start with {effect.claim!r}; expected one")
+        (claim,) = found
+        d = claim.difference
+        if d.seeds >= 2:
+            spread = Spread(estimate=d.value, relation=claim.relation, margin=claim.margin, seeds=d.seeds,
+                            sd=d.seed_se * d.seeds**0.5, mc_se=d.prompt_se, prompts=prompts)
+            return spread, path
+    raise SystemExit(f"no cube of {effect.experiment} with two seeds or more in {', '.join(map(str, cube_dirs))}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cubes", type=Path, nargs="+", required=True, help="cube directories, in order of use")
+    parser.add_argument("--config", type=Path, required=True, help="the config of the run that made the cubes")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    config = load(args.config)
+    rows = []
+    for effect in EFFECTS:
+        spread, path = measured_spread(effect, args.cubes, config)
+        truth = spread.estimate if effect.truth is None else effect.truth
+        rows.append({"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
+                     "truth_source": effect.truth_source if effect.truth is not None
+                     else effect.truth_source + "; the CPU estimate stands in",
+                     "measured_in": str(path), "spread": spread.__dict__, "design": design(truth, spread).to_dict()})
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    result = {"level": LEVEL, "mc_share": MC_SHARE, "config": str(args.config), "commit": commit,
+              "assumption": "seed spread and prompt s.e. measured at CPU size, applied at the paper's shapes",
+              "effects": rows}
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    for row in rows:
+        print(f"{row['experiment']:22} {row['effect']:40} {row['design']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""iclab.power (the seeds and prompts that decide an effect) against a Monte Carlo of the decision, config/gpu_day.yaml
+against its design, and iclab.packing's schedule and rate against hand computations."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from iclab import cluster, packing
+from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def decided_rate(truth: float, sd: float, mc_se: float, seeds: int, end: float, reps: int, rng) -> float:
+    """Monte Carlo of a "<" claim with margin 0 (region below ``end`` = 0): the share of runs of ``seeds`` seeds, each
+    N(truth, sd²), sharing one prompt error N(0, mc_se²), whose LEVEL interval (t on the seeds, normal on the prompts,
+    in quadrature) lies below 0."""
+    values = truth + rng.normal(0, sd, (reps, seeds)) + rng.normal(0, mc_se, (reps, 1))  # (R, S)
+    tail = (1 + LEVEL) / 2
+    half = np.hypot(stats.t.ppf(tail, seeds - 1) * values.std(axis=1, ddof=1) / math.sqrt(seeds),
+                    stats.norm.ppf(tail) * mc_se)
+    return float(np.mean(values.mean(axis=1) + half < end))
+
+
+def test_design_seeds_are_the_fewest_that_decide_with_80_percent_power_by_monte_carlo():
+    rng = np.random.default_rng(5)
+    spread = Spread(estimate=-0.5, relation="<", margin=0.0, seeds=3, sd=1.2, mc_se=0.05, prompts=1000)
+    plan = design(-1.0, spread)
+    assert plan.prompts == 1000 and 2 < plan.seeds < 20
+    mc_se = spread.mc_se
+    at = decided_rate(-1.0, spread.sd, mc_se, plan.seeds, 0.0, 40_000, rng)
+    below = decided_rate(-1.0, spread.sd, mc_se, plan.seeds - 1, 0.0, 40_000, rng)
+    assert at >= 0.8 - 0.01 and below < 0.8 + 0.01, (at, below)
+    assert plan.power == pytest.approx(at, abs=0.015)
+
+
+def test_design_prompts_leave_the_seeds_half_the_distance():
+    """An equivalence (≈, margin 0.1) at truth 0 with a prompt s.e. of 0.2: the prompts grow by powers of two until
+    the Monte-Carlo part, (z at the level + z at the power's two-sided 90%) × s.e./√f, is at most half the margin."""
+    spread = Spread(estimate=0.0, relation="≈", margin=0.1, seeds=3, sd=0.01, mc_se=0.2, prompts=500)
+    plan = design(0.0, spread)
+    reach = (stats.norm.ppf((1 + LEVEL) / 2) + stats.norm.ppf(0.9)) * spread.mc_se
+    factor = plan.prompts // spread.prompts
+    assert reach / math.sqrt(factor) <= MC_SHARE * 0.1 < reach / math.sqrt(factor / 2)
+    assert design(0.1, spread).seeds == 0 and "edge" in design(0.1, spread).reason
+
+
+def test_gpu_day_config_runs_at_least_the_designed_seeds_and_prompts_of_every_effect():
+    power = json.loads((REPO / "benchmarks" / "results" / "gpu_day_power.json").read_text())
+    assert [row["effect"] for row in power["effects"]] == [effect.name for effect in EFFECTS]
+    experiments = yaml.safe_load((REPO / "config" / "gpu_day.yaml").read_text())["experiments"]
+    for row in power["effects"]:
+        section = experiments[row["experiment"]]
+        assert math.isfinite(row["design"]["power"]) and row["design"]["power"] >= 0.8, row
+        assert len(section["seeds"]) >= row["design"]["seeds"], row["effect"]
+        assert section["eval_prompts"] >= row["design"]["prompts"], row["effect"]
+        spread = Spread(**row["spread"])  # the file's designs are power.design's on its spreads
+        assert design(row["design"]["truth"], spread).seeds == row["design"]["seeds"]
+
+
+def test_makespan_by_hand():
+    """Two slots, a 100 MB card: 10 s and 6 s (60 MB each) cannot run together; 4 s and 3 s (10 MB) fill in beside:
+    t 0: 10 s and 4 s; t 4: 3 s; t 7: nothing fits beside the 10 s job but the 6 s waits; t 10: 6 s → 16 s."""
+    assert packing.makespan([(10, 60), (6, 60), (4, 10), (3, 10)], k=2, device_mb=100) == 16
+    # a 200 MB card: 10 ‖ 6; the 4 s job at t 6, ends at 10; the 3 s job at t 10 → 13 s
+    assert packing.makespan([(10, 60), (6, 60), (4, 10), (3, 10)], k=2, device_mb=200) == 13
+    with pytest.raises(ValueError, match="more than the card"):
+        packing.makespan([(1, 300)], k=1, device_mb=200)
+
+
+def test_rate_for_a_day_by_hand():
+    """One GPT-2 job alone: 24 h = start-up + steps × (overhead + FLOPs a step / R), solved for R."""
+    job = {"model": {"name": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 2},
+           "task": {"d": 5, "n_points": 11}, "train": {"steps": 2_000_000, "batch_size": 64}}
+    size = cluster.model_size(job)
+    by_hand = size.steps * size.flops_per_step / (
+        packing.DAY_S - cluster.START_UP_S - size.steps * cluster.STEP_OVERHEAD_S["gpu"])
+    assert packing.rate_for([[job]], k=1) == pytest.approx(by_hand, rel=1e-6)
+    long = job | {"train": {"steps": 10_000_000, "batch_size": 64}}  # 10 ms a step alone is 28 h
+    assert math.isinf(packing.rate_for([[long]], k=1))
