@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -90,6 +91,31 @@ def matmul_precision(tf32: bool) -> Iterator[None]:
     finally:
         for flag, value in zip(flags, before):
             flag.allow_tf32 = value
+
+
+CUBLAS_WORKSPACE = ":4096:8"  # cuBLAS's deterministic workspace (CUDA's reproducibility notes)
+
+
+@contextmanager
+def deterministic_kernels(device: torch.device) -> Iterator[None]:
+    """On CUDA, the same numbers from every run, alone or packed beside others on one card: no cuDNN autotuning
+    (``benchmark``, whose choice may depend on what else runs), cuDNN's deterministic algorithms, cuBLAS's fixed
+    workspace, and torch's deterministic implementations where it has them (warning, not failing, on an op that has
+    none: its name is in the log). Restored after; nothing changes on the CPU, whose kernels are deterministic."""
+    if device.type != "cuda":
+        yield
+        return
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)  # read when cuBLAS makes its first handle
+    cudnn = torch.backends.cudnn
+    before = (cudnn.benchmark, cudnn.deterministic, torch.are_deterministic_algorithms_enabled(),
+              torch.is_deterministic_algorithms_warn_only_enabled())
+    cudnn.benchmark, cudnn.deterministic = False, True
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        cudnn.benchmark, cudnn.deterministic = before[:2]
+        torch.use_deterministic_algorithms(before[2], warn_only=before[3])
 
 
 class CountingInductor:
@@ -284,7 +310,7 @@ def train(
     reader = LossReader(losses, cfg)
     make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
     feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
-    with matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
+    with deterministic_kernels(device), matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
             lr = learning_rate(cfg, step)
             loss = train_step(forward, model, optimizer, cfg, (xs, ys), loss_points(cfg, task, step, pool), lr)
