@@ -52,7 +52,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     excess.set_xlabel("context examples n")
     excess.set_ylabel("risk − σ²")
     excess.set_title("(a) excess risk over the noise")
-    excess.legend()
     ratio.axhline(1.0, color="grey", linewidth=1)
     ratio.set_xscale("log")
     ratio.set_xlabel("context examples n")
@@ -60,5 +59,6 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     ratio.set_title("(b) ratio (lines: theory; markers: Monte Carlo)")
     d, signal = int(cube.dimension.values.flat[0]), float(cube.signal_variance.values.flat[0])
     fig.suptitle(f"Optimal GD-β against Bayes (d = {d}, tr(HΨ) = {signal:g}, H = I; SNR = tr(HΨ)/σ²)")
-    fig.tight_layout()
+    fig.legend(*excess.get_legend_handles_labels(), loc="lower center", ncol=4, frameon=False)  # (a)'s, off the data
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     save(fig, png)
