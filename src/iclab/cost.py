@@ -376,17 +376,29 @@ def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
     return "\n".join(lines)
 
 
-def gpu_groups(full: Plan) -> list[list[dict[str, Any]]]:
-    """The training jobs of ``full`` that ask for a GPU, each as its models' specs."""
-    groups = ([full.train[h].to_dict() for h in members] for members in full.groups.values())
-    return [specs for specs in groups if cluster.gpus(specs[0])]
+def gpu_groups(full: Plan, table: pd.DataFrame, leave_out: str | None = None) -> list[list[dict[str, Any]]]:
+    """The training jobs of ``full`` that ask for a GPU, each as its models' specs; without those the cost ``table``
+    attributes to experiment ``leave_out``."""
+    jobs = table[(table["rule"] == "train") & table["gpu_seconds"].notna() & (table["experiment"] != leave_out)]
+    return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]]
+
+
+def without_each(table: pd.DataFrame, full: Plan, k: int) -> pd.DataFrame:
+    """For each experiment with GPU jobs: the tier's packed hours and the FLOP/s a job needs for 24 h without it."""
+    rows = []
+    for experiment in table.loc[table["gpu_seconds"].notna(), "experiment"].unique():
+        groups = gpu_groups(full, table, leave_out=experiment)
+        rows.append({"without": experiment, "GPU jobs": len(groups),
+                     "packed hours": packing.packed_seconds(groups, k) / 3600,
+                     "FLOP/s a job for 24 h": packing.rate_for(groups, k)})
+    return pd.DataFrame(rows)
 
 
 def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int, k: int | None = None) -> str:
     """The tier on one GPU node of ``cores`` cores: k per model family (``packing``), the GPU jobs' wall time packed
     k at a time within the card's memory (k: ``packing.slots`` unless given), the CPU jobs' on the cores left, and
     the FLOP/s that fits the GPU jobs in 24 h."""
-    groups = gpu_groups(full)
+    groups = gpu_groups(full, table)
     families = packing.family_packing([job for group in groups for job in group], cores, gpu_threads)
     k = packing.slots(cores, gpu_threads) if k is None else k
     alone_h = table["gpu_seconds"].sum() / 3600
@@ -418,6 +430,10 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
         fit,
         "",
         rows.to_markdown(index=False),
+        "",
+        "Without one experiment (the same packing):",
+        "",
+        without_each(table, full, k).to_markdown(index=False, floatfmt=",.3g"),
         "",
     ])
 
