@@ -114,6 +114,16 @@ def cmd_gpu_check(args: argparse.Namespace) -> None:
         print(path)
 
 
+def cmd_gpu_pack(args: argparse.Namespace) -> None:
+    """k trainings packed on one GPU against one alone (``iclab.gpu_pack``); runs without jsonschema and netCDF4."""
+    from iclab.gpu_pack import pack, worker
+
+    if args.worker is not None:
+        worker(args.worker, args.device, args.steps, args.out)
+    else:
+        print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny))
+
+
 def cmd_decide(args: argparse.Namespace) -> None:
     """The second look's plan from look 1's claims table and benchmarks (``iclab.decide``): printed, and its config
     written to ``--out``."""
@@ -495,7 +505,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--node-cores", type=positive_int, metavar="C",
                    help="add the tier on one GPU node of C cores: k packed trainings per model family, wall time")
     s.add_argument("--packed", type=positive_int, metavar="K",
-                   help="with --node-cores: pack K trainings at once (default: the smallest family's modelled k)")
+                   help="with --node-cores: pack K trainings at once (default: iclab.packing's k, by throughput and cores)")
     s.add_argument("--power", type=Path, metavar="FILE",
                    help="add a row per effect from this result of benchmarks/gpu_day_power.py")
     s.set_defaults(run=cmd_cost)
@@ -508,6 +518,18 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds after which no new timing starts (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
     s.set_defaults(run=cmd_gpu_check)
+
+    s = sub.add_parser("gpu-pack", help="k trainings packed on this machine's GPU against one alone: speed, equality")
+    s.add_argument("--config", type=Path, default=Path("config/gpu_day.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
+                   help="where gpu_pack_<card>.json goes (default: %(default)s)")
+    s.add_argument("--k", type=positive_int, default=4, help="trainings packed at once (default: %(default)s)")
+    s.add_argument("--steps", type=positive_int, default=100, help="steps each training runs (default: %(default)s)")
+    s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
+    s.add_argument("--worker", metavar="SPEC", help=argparse.SUPPRESS)  # one training, in its own process
+    s.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
+    s.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    s.set_defaults(run=cmd_gpu_pack)
 
     s = sub.add_parser("decide", help="plan the second look: the seeds each inconclusive claim needs, within a budget")
     s.add_argument("--config", type=Path, required=True, help="look 1's config file")

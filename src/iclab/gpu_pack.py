@@ -1,0 +1,129 @@
+"""Trainings packed on one GPU, measured (``python -m iclab gpu-pack``): the prepared check of gpu_day's packing
+(docs/gpu_day.md), for a session with a GPU. Like ``iclab.gpu_check`` it runs where only torch, transformers, numpy,
+pandas and pyyaml are installed (``PYTHONPATH=src python3 -m iclab gpu-pack``).
+
+For the tier's training shape that trains the most models (``gpu_check.tier_shapes``, at its full shape, seed 0), in
+fresh processes, each training ``steps`` steps in the training loop under ``fit.sgd.deterministic_kernels``:
+
+1. the training alone, twice: whether the two runs' weights are the same bit for bit (their SHA-256), seconds a step
+   after ``gpu_check.WARMUP_STEPS``, peak device memory;
+2. k copies of it at once on the one device: whether each one's weights equal the lone run's bit for bit, their
+   seconds a step (the slowdown against alone; k over it is packing's gain in throughput), peak memory, and how much
+   of the k timed windows overlapped (the processes start seconds apart).
+
+Writes ``gpu_pack_<card>.json`` (atomic). ``--tiny`` runs the same on the CPU at tiny widths (the suite's check): no
+number of it is a speed of anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from iclab.atomic import write_text
+from iclab.errors import UsageError
+from iclab.fit.prefetch import BatchFeed
+from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, matmul_precision, step_model, train_step
+from iclab.gpu_check import WARMUP_STEPS, Shape, card_name, file_card, synchronize, tier_shapes, tiny
+from iclab.jobs import TrainJob
+from iclab.models import build_model
+from iclab.tasks import task_from_dict
+
+
+def weights_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of the model's parameters and buffers, in ``state_dict`` order, as bytes on the host."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def train_and_time(job: TrainJob, device: torch.device, steps: int) -> dict[str, Any]:
+    """``job`` trained ``steps`` steps from its seed (the loop's batches, made ahead on CUDA) under deterministic
+    kernels: its weights' digest, seconds a step after the warm-up, the timed window (epoch seconds) and peak memory."""
+    cfg, task = job.train, task_from_dict(job.task)
+    torch.manual_seed(job.seed)
+    model = build_model(job.model, task.d).to(device)
+    optimizer = make_optimizer(cfg, model.parameters())
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    feed = BatchFeed(lambda step: batch_at(cfg, task, job.seed, step, None), 0, steps, device,
+                     ahead=device.type == "cuda")
+    with deterministic_kernels(device), matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
+        for step, prompts in zip(range(steps), feed):  # (B, K, d), (B, K)
+            train_step(forward, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
+            if step == WARMUP_STEPS - 1:
+                synchronize(device)
+                start = time.time()
+        synchronize(device)
+    end = time.time()
+    memory = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else float("nan")
+    return {"sha256": weights_digest(model), "seconds_per_step": (end - start) / (steps - WARMUP_STEPS),
+            "window": [start, end], "peak_memory_mb": memory}
+
+
+def launch(spec: dict[str, Any], device: str, steps: int, copies: int, scratch: Path) -> list[dict[str, Any]]:
+    """``copies`` worker processes (``gpu-pack --worker``) started together on ``spec``; their results."""
+    outs = [scratch / f"worker_{time.monotonic_ns()}_{i}.json" for i in range(copies)]
+    command = [sys.executable, "-m", "iclab", "gpu-pack", "--worker", json.dumps(spec), "--device", device,
+               "--steps", str(steps)]
+    workers = [subprocess.Popen(command + ["--out", str(out)], env=os.environ.copy()) for out in outs]
+    for worker in workers:
+        if worker.wait() != 0:
+            raise RuntimeError(f"gpu-pack worker exited with {worker.returncode}: {' '.join(command)}")
+    return [json.loads(out.read_text()) for out in outs]
+
+
+def overlap(windows: list[list[float]]) -> float:
+    """The share of the longest timed window during which every window was open."""
+    common = min(end for _, end in windows) - max(start for start, _ in windows)
+    return max(common, 0.0) / max(end - start for start, end in windows)
+
+
+def busiest_shape(config: Path) -> Shape:
+    """The tier's training shape with the most models (its largest share of FLOPs first among equals)."""
+    shapes = tier_shapes(config)
+    return max(shapes, key=lambda shape: (shape.models, shape.share))
+
+
+def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool) -> Path:
+    """``python -m iclab gpu-pack`` (module docstring): on CUDA, or at a tiny shape on the CPU."""
+    if steps <= WARMUP_STEPS:
+        raise UsageError(f"gpu-pack: --steps {steps}; allowed: more than the {WARMUP_STEPS} warm-up steps")
+    if not tiny_shape and not torch.cuda.is_available():
+        raise UsageError("gpu-pack: no CUDA device here (torch.cuda.is_available() is False); "
+                         "--tiny runs it at a tiny shape on the CPU")
+    device = torch.device("cpu" if tiny_shape else "cuda")
+    shape = busiest_shape(config)
+    shape = tiny(shape) if tiny_shape else shape
+    with tempfile.TemporaryDirectory() as scratch:
+        alone = [launch(shape.spec, device.type, steps, 1, Path(scratch))[0] for _ in range(2)]
+        packed = launch(shape.spec, device.type, steps, k, Path(scratch))
+    alone_s = min(run["seconds_per_step"] for run in alone)
+    packed_s = sum(run["seconds_per_step"] for run in packed) / k
+    result = {
+        "card": card_name(device), "experiment": shape.experiment, "models_at_this_shape": shape.models,
+        "spec": shape.spec, "steps": steps, "k": k, "alone": alone, "packed": packed,
+        "alone_bit_for_bit": alone[0]["sha256"] == alone[1]["sha256"],
+        "packed_equal_alone": all(run["sha256"] == alone[0]["sha256"] for run in packed),
+        "slowdown": packed_s / alone_s, "throughput_gain": k * alone_s / packed_s,
+        "packed_overlap": overlap([run["window"] for run in packed]),
+    }
+    path = out_dir / f"gpu_pack_{file_card(result['card'])}.json"
+    write_text(path, json.dumps(result, indent=1) + "\n")
+    return path
+
+
+def worker(spec: str, device: str, steps: int, out: Path) -> None:
+    """One packed or lone training (``gpu-pack --worker``): its ``train_and_time`` written to ``out``."""
+    write_text(out, json.dumps(train_and_time(TrainJob.from_dict(json.loads(spec)), torch.device(device), steps)))

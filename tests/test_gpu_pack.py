@@ -1,0 +1,57 @@
+"""The prepared packing check (``iclab.gpu_pack``) at a tiny shape on the CPU, in this process: a training's weights
+digest repeats bit for bit and changes with the seed; the result file compares k copies against the lone runs."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from iclab import gpu_pack
+from iclab.gpu_check import tiny
+
+GPU_DAY = Path(__file__).resolve().parents[1] / "config" / "gpu_day.yaml"
+
+
+def test_weights_digest_repeats_bit_for_bit_and_changes_with_the_seed():
+    job = tiny(gpu_pack.busiest_shape(GPU_DAY)).job
+    first, again = (gpu_pack.train_and_time(job, torch.device("cpu"), 7) for _ in range(2))
+    other = gpu_pack.train_and_time(replace(job, seed=1), torch.device("cpu"), 7)
+    assert first["sha256"] == again["sha256"] != other["sha256"]
+    assert first["seconds_per_step"] > 0 and first["window"][0] < first["window"][1]
+
+
+def test_pack_compares_every_packed_copy_with_the_lone_runs(tmp_path, monkeypatch):
+    """Workers run in this process (the CLI starts them as processes): two lone runs, then k = 3 copies; a copy
+    whose digest differs (planted) makes packed_equal_alone false."""
+    runs = []
+
+    def in_process(spec, device, steps, copies, scratch):
+        job = gpu_pack.TrainJob.from_dict(spec)
+        out = [gpu_pack.train_and_time(job, torch.device(device), steps) for _ in range(copies)]
+        runs.append(copies)
+        return out
+
+    monkeypatch.setattr(gpu_pack, "launch", in_process)
+    result = json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=3, steps=7, tiny_shape=True).read_text())
+    assert runs == [1, 1, 3] and len(result["packed"]) == 3
+    assert result["alone_bit_for_bit"] and result["packed_equal_alone"]
+    assert result["experiment"] == "probe_layers" and result["models_at_this_shape"] == 28  # 14 seeds at κ = 1 and 100
+    mean_packed = sum(run["seconds_per_step"] for run in result["packed"]) / 3
+    assert result["slowdown"] == pytest.approx(mean_packed / min(run["seconds_per_step"] for run in result["alone"]))
+
+    def one_differs(spec, device, steps, copies, scratch):
+        out = in_process(spec, device, steps, copies, scratch)
+        return out[:-1] + [out[-1] | {"sha256": "0" * 64}] if copies > 1 else out
+
+    monkeypatch.setattr(gpu_pack, "launch", one_differs)
+    assert not json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=7, tiny_shape=True).read_text())[
+        "packed_equal_alone"]
+    with pytest.raises(gpu_pack.UsageError, match="--steps 5; allowed: more than the 5 warm-up steps"):
+        gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=5, tiny_shape=True)
+
+
+def test_overlap_of_timed_windows_by_hand():
+    assert gpu_pack.overlap([[0, 10], [2, 12]]) == pytest.approx(0.8)
+    assert gpu_pack.overlap([[0, 4], [5, 9]]) == 0.0
