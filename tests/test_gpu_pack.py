@@ -2,6 +2,9 @@
 digest repeats bit for bit and changes with the seed; the result file compares k copies against the lone runs."""
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,3 +58,26 @@ def test_pack_compares_every_packed_copy_with_the_lone_runs(tmp_path, monkeypatc
 def test_overlap_of_timed_windows_by_hand():
     assert gpu_pack.overlap([[0, 10], [2, 12]]) == pytest.approx(0.8)
     assert gpu_pack.overlap([[0, 4], [5, 9]]) == 0.0
+
+
+GPU_IMAGE_WORKER = """
+import sys, torch
+
+class NotInstalled:  # the GPU machine's image: no jsonschema, netCDF4 or snakemake
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
+            raise ImportError(f"no module named {name!r} on the GPU image")
+
+sys.meta_path.insert(0, NotInstalled())
+from iclab import gpu_pack
+from iclab.gpu_check import tiny
+job = tiny(gpu_pack.busiest_shape(gpu_pack.Path(sys.argv[1]))).job
+print(gpu_pack.train_and_time(job, torch.device("cpu"), 6)["sha256"])
+"""
+
+
+def test_a_worker_runs_with_only_what_the_gpu_machines_image_has():
+    result = subprocess.run([sys.executable, "-c", GPU_IMAGE_WORKER, str(GPU_DAY)], capture_output=True, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(result.stdout.split()[-1]) == 64
