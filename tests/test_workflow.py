@@ -62,8 +62,8 @@ def running_gpu_trainings(log: str) -> list[int]:
 @pytest.mark.e2e
 def test_local_run_packs_as_many_gpu_trainings_as_the_gpu_resource_allows(finished_run: Path):
     """`--resources gpu=2` with 3 job slots: two trainings that ask for a GPU ran at once, never three (14 of the tiny
-    config's trainings ask for one, all ready from the start), and the trainings on the CPU were hidden from any GPU."""
-    (log,) = (finished_run / ".snakemake" / "log").glob("*.snakemake.log")
+    config's trainings ask for one, all ready from the start)."""
+    log = min((finished_run / ".snakemake" / "log").glob("*.snakemake.log"))  # the run's (later tests add theirs)
     counts = running_gpu_trainings(log.read_text())
     assert max(counts) == PACKED_GPUS and counts[-1] == 0, counts
 
