@@ -221,3 +221,18 @@ def test_paper_runtime_requests_cover_the_projected_seconds(paper_training, gpus
         elif every < needed:
             uncovered.append(specs[0]["model"]["name"])
     assert set(uncovered) <= set(cluster.ACCELERATED_MODELS) and (not gpus_allowed or not uncovered)
+
+
+@pytest.mark.parametrize("model", [{"name": "gpt2", "n_embd": 256, "n_layer": 12, "n_head": 8},
+                                   {"name": "lstm", "hidden": 256, "n_layer": 10}])
+def test_a_gpu_training_reserves_its_weights_gradients_and_adams_moments_twice_over(model):
+    """gpu_mem_mb of a paper-size GPT-2 and LSTM (d = 20, 41 points, batch 64) covers twice (SAFETY) the CUDA context
+    and 16 bytes for each parameter the built torch module has (weights, gradients, Adam's two moments, float32); a
+    linear model reserves none."""
+    job = {"model": model, "task": {"d": 20, "n_points": 41}, "train": {"steps": 10, "batch_size": 64}}
+    built = model | {"n_points": 41} if model["name"] == "gpt2" else model
+    parameters = sum(p.numel() for p in build_model(built, 20).parameters())
+    reserved = cluster.device_memory_mb(job) * 1e6
+    assert reserved >= cluster.SAFETY * (cluster.CUDA_CONTEXT_BYTES + 16 * parameters)
+    assert cluster.device_memory_mb(job | {"model": {"name": "lsa"}}) == 0
+    assert cluster.device_memory_mb(job, gpus_allowed=False) == 0
