@@ -100,3 +100,16 @@ def hand_theorem8_limit(d: int, n: int) -> np.ndarray:
     """K = E[Λ²](E[ΓΛ²])⁻¹ of Theorem 8 for i.i.d. Exponential(1) diagonal entries (E λᵏ = k!):
     2/(6(1 + 1/N) + (6 + 2(d − 1))/N)·I: (d, d)."""
     return 2 / (6 * (1 + 1 / n) + (6 + 2 * (d - 1)) / n) * np.eye(d)
+
+
+# The prelude of a script run as on the lent GPU's image: torch, transformers, numpy, xarray, pyyaml; not these.
+GPU_IMAGE_PRELUDE = """
+import sys, torch
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
+            raise ImportError(f"no module named {name!r} on the GPU image")
+
+sys.meta_path.insert(0, NotInstalled())
+"""

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
+from conftest import GPU_IMAGE_PRELUDE, REPO
 
 from iclab import cluster, gpu_check
 from iclab.config import load
@@ -137,15 +137,7 @@ def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
         cluster.GpuRates.read(tmp_path / "absent.csv")
 
 
-GPU_IMAGE_CHECK = """
-import sys, torch
-
-class NotInstalled:  # the GPU machine's image: no jsonschema, netCDF4 or snakemake
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
-            raise ImportError(f"no module named {name!r} on the GPU image")
-
-sys.meta_path.insert(0, NotInstalled())
+GPU_IMAGE_CHECK = GPU_IMAGE_PRELUDE + """
 torch.compile = lambda model, backend: model  # compiling is ~15 s a shape here
 from iclab.__main__ import main
 main(["gpu-check", "--tiny", "--out-dir", sys.argv[1]])

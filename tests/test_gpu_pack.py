@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import GPU_IMAGE_PRELUDE
 
 from iclab import gpu_pack
 from iclab.gpu_check import tiny
@@ -60,15 +61,7 @@ def test_overlap_of_timed_windows_by_hand():
     assert gpu_pack.overlap([[0, 4], [5, 9]]) == 0.0
 
 
-GPU_IMAGE_WORKER = """
-import sys, torch
-
-class NotInstalled:  # the GPU machine's image: no jsonschema, netCDF4 or snakemake
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
-            raise ImportError(f"no module named {name!r} on the GPU image")
-
-sys.meta_path.insert(0, NotInstalled())
+GPU_IMAGE_WORKER = GPU_IMAGE_PRELUDE + """
 from iclab import gpu_pack
 from iclab.gpu_check import tiny
 job = tiny(gpu_pack.busiest_shape(gpu_pack.Path(sys.argv[1]))).job

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 import xarray as xr
-from conftest import REPO, hand_theorem8_limit, run_cli
+from conftest import GPU_IMAGE_PRELUDE, REPO, hand_theorem8_limit, run_cli
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from iclab import theory
@@ -278,15 +278,7 @@ def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):
         job(cuda_graphs=True)
     assert job(compile=True, cuda_graphs=True).hash != job(compile=True).hash
 
-GPU_IMAGE = """
-import sys
-
-class NotInstalled:  # the GPU machine's image has torch, transformers, numpy, xarray, pyyaml; not these
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jsonschema", "netCDF4", "snakemake"):
-            raise ImportError(f"no module named {name!r} on the GPU image")
-
-sys.meta_path.insert(0, NotInstalled())
+GPU_IMAGE = GPU_IMAGE_PRELUDE + """
 from iclab.fit.sgd import train
 from iclab.jobs import TrainJob
 from iclab.tasks import LinearTask
