@@ -308,7 +308,13 @@ def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = Non
     measured = rates.step_seconds(job, size.flops_per_step) if on == "gpu" and rates is not None else None
     if measured is not None:
         return START_UP_S + size.steps * measured
-    step = STEP_OVERHEAD_S[on] + size.token_layers * TOKEN_LAYER_S[on] + size.flops_per_step / rate(job, on)
+    return seconds_at(size, on, rate(job, on))
+
+
+def seconds_at(size: Size, on: str, flops_per_s: float) -> float:
+    """Seconds of a training job of ``size`` on device ``on`` sustaining ``flops_per_s``, before SAFETY: start-up,
+    then each step's overhead, per-token work and FLOPs."""
+    step = STEP_OVERHEAD_S[on] + size.token_layers * TOKEN_LAYER_S[on] + size.flops_per_step / flops_per_s
     return START_UP_S + size.steps * step
 
 

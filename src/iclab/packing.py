@@ -95,8 +95,7 @@ def makespan(jobs: Iterable[tuple[float, float]], k: int, device_mb: float = mat
 
 def job_seconds(job: dict[str, Any], per_job_rate: float) -> float:
     """A GPU training's seconds alone at ``per_job_rate`` FLOP/s (``cluster.estimated_seconds``'s model)."""
-    size = cluster.model_size(job)
-    return cluster.START_UP_S + size.steps * (cluster.STEP_OVERHEAD_S["gpu"] + size.flops_per_step / per_job_rate)
+    return cluster.seconds_at(cluster.model_size(job), "gpu", per_job_rate)
 
 
 def group_mb(group: list[dict[str, Any]]) -> int:
@@ -104,33 +103,34 @@ def group_mb(group: list[dict[str, Any]]) -> int:
     return max(cluster.device_memory_mb(job) for job in group)
 
 
+def wall_seconds(groups: list[list[dict[str, Any]]], k: int, per_job_rate: float,
+                 device_mb: int = DEVICE_MEMORY_MB) -> float:
+    """Wall seconds of the GPU training jobs ``groups`` (each a job's models, trained one after another) packed k at
+    a time within the card's memory, each at ``per_job_rate`` as if alone."""
+    return makespan([(sum(job_seconds(job, per_job_rate) for job in group), group_mb(group)) for group in groups], k,
+                    device_mb)
+
+
 def packed_seconds(groups: list[list[dict[str, Any]]], k: int, per_job_rate: float = cluster.RATE["gpu"],
                    device_mb: int = DEVICE_MEMORY_MB) -> float:
-    """Wall seconds of the GPU training jobs ``groups`` (each a job's models, trained one after another) packed k at
-    a time within the card's memory, each at ``per_job_rate`` until k of them pass ``DEVICE_RATE``."""
-    slowdown = max(1.0, k * per_job_rate / DEVICE_RATE)
-    return makespan([(slowdown * sum(job_seconds(job, per_job_rate) for job in group), group_mb(group))
-                     for group in groups], k, device_mb)
+    """``wall_seconds``, each job slowed by k · ``per_job_rate`` / ``DEVICE_RATE`` where the k pass the card's rate
+    (a uniform slowdown scales the schedule)."""
+    return max(1.0, k * per_job_rate / DEVICE_RATE) * wall_seconds(groups, k, per_job_rate, device_mb)
 
 
 def rate_for(groups: list[list[dict[str, Any]]], k: int, wall_s: float = DAY_S,
              device_mb: int = DEVICE_MEMORY_MB) -> float:
     """The FLOP/s one packed job must sustain (the card: k times it) for the jobs to finish within ``wall_s`` packed
     k at a time, ignoring ``DEVICE_RATE``; infinite where their start-ups and per-step overheads alone pass it."""
-    def wall(rate: float) -> float:
-        return makespan([(sum(job_seconds(job, rate) for job in group), group_mb(group)) for group in groups], k,
-                        device_mb)
-
-    if wall(math.inf) >= wall_s:
+    if overhead_seconds(groups, k, device_mb) >= wall_s:
         return math.inf
     low, high = 1e9, 1e18
     for _ in range(60):  # bisection on log rate: the wall time falls as the rate grows
         middle = math.sqrt(low * high)
-        low, high = (middle, high) if wall(middle) > wall_s else (low, middle)
+        low, high = (middle, high) if wall_seconds(groups, k, middle, device_mb) > wall_s else (low, middle)
     return high
 
 
 def overhead_seconds(groups: list[list[dict[str, Any]]], k: int, device_mb: int = DEVICE_MEMORY_MB) -> float:
     """Wall seconds of the start-ups and per-step overheads alone (an infinitely fast card), packed k at a time."""
-    return makespan([(sum(job_seconds(job, math.inf) for job in group), group_mb(group)) for group in groups], k,
-                    device_mb)
+    return wall_seconds(groups, k, math.inf, device_mb)
