@@ -47,8 +47,8 @@ from iclab.atomic import write_text
 from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.prefetch import BatchFeed
-from iclab.fit.sgd import (CountingInductor, batch_at, make_optimizer, matmul_precision, prompt_loss, step_model,
-                          train_step)
+from iclab.fit.sgd import (CountingInductor, batch_at, deterministic_kernels, make_optimizer, matmul_precision,
+                          prompt_loss, step_model, train_step)
 from iclab.jobs import TrainJob
 from iclab.models import build_model
 from iclab.plan import build_plan
@@ -161,6 +161,13 @@ def timed_steps(job: TrainJob, device: torch.device, old_loop: bool, steps: int,
     """``job``'s training steps in the loop (``old_loop``: a host sync per step and batches made in turn, as before
     issue 68): seconds a step over up to ``steps`` steps or ``cap_s`` seconds after ``WARMUP_STEPS``, the warm-up's
     seconds, peak device memory (MB) and the graphs compiled."""
+    return trained_and_timed(job, device, old_loop, steps, cap_s)[1]
+
+
+def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps: int, cap_s: float
+                      ) -> tuple[torch.nn.Module, dict[str, Any], tuple[float, float]]:
+    """``timed_steps``, under the training loop's deterministic kernels: the model it trained, the timing and the
+    timed window (epoch seconds)."""
     cfg, task = job.train, task_from_dict(job.task)
     torch.manual_seed(job.seed)
     model = build_model(job.model, task.d).to(device)
@@ -172,21 +179,24 @@ def timed_steps(job: TrainJob, device: torch.device, old_loop: bool, steps: int,
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     started = time.perf_counter()
-    with matmul_precision(cfg.tf32), feed, step_model(model, job, backend) as forward:
+    with (deterministic_kernels(device), matmul_precision(cfg.tf32), feed,
+          step_model(model, job, backend) as forward):
         for step, prompts in zip(range(total), feed):  # (B, K, d), (B, K)
             loss = train_step(forward, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
             if old_loop:
                 loss.item()
             if step == WARMUP_STEPS - 1:
                 synchronize(device)
-                warm = time.perf_counter()
+                warm, warm_at = time.perf_counter(), time.time()
             elif step >= WARMUP_STEPS and time.perf_counter() - warm > cap_s:
                 break
         synchronize(device)
-    done = time.perf_counter()
+    done, done_at = time.perf_counter(), time.time()
     memory = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else math.nan
-    return {"steps_timed": step + 1 - WARMUP_STEPS, "seconds_per_step": (done - warm) / (step + 1 - WARMUP_STEPS),
-            "warmup_s": warm - started, "peak_memory_mb": memory, "graphs": backend.graphs if cfg.compile else 0}
+    return model, {
+        "steps_timed": step + 1 - WARMUP_STEPS, "seconds_per_step": (done - warm) / (step + 1 - WARMUP_STEPS),
+        "warmup_s": warm - started, "peak_memory_mb": memory, "graphs": backend.graphs if cfg.compile else 0,
+    }, (warm_at, done_at)
 
 
 def rate_row(shape: Shape, job: TrainJob, card: str, loop: str, timing: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 pandas and pyyaml are installed (``PYTHONPATH=src python3 -m iclab gpu-pack``).
 
 For the tier's training shape that trains the most models (``gpu_check.tier_shapes``, at its full shape, seed 0), in
-fresh processes, each training ``steps`` steps in the training loop under ``fit.sgd.deterministic_kernels``:
+fresh processes, each training ``steps`` steps in the training loop (``gpu_check.trained_and_timed``, under
+``fit.sgd.deterministic_kernels``):
 
 1. the training alone, twice: whether the two runs' weights are the same bit for bit (their SHA-256), seconds a step
    after ``gpu_check.WARMUP_STEPS``, peak device memory;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,12 +33,8 @@ import torch
 
 from iclab.atomic import write_text
 from iclab.errors import UsageError
-from iclab.fit.prefetch import BatchFeed
-from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, matmul_precision, step_model, train_step
-from iclab.gpu_check import WARMUP_STEPS, Shape, card_name, file_card, synchronize, tier_shapes, tiny
+from iclab.gpu_check import WARMUP_STEPS, Shape, card_name, file_card, tier_shapes, tiny, trained_and_timed
 from iclab.jobs import TrainJob
-from iclab.models import build_model
-from iclab.tasks import task_from_dict
 
 
 def weights_digest(model: torch.nn.Module) -> str:
@@ -49,27 +47,11 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 
 def train_and_time(job: TrainJob, device: torch.device, steps: int) -> dict[str, Any]:
-    """``job`` trained ``steps`` steps from its seed (the loop's batches, made ahead on CUDA) under deterministic
-    kernels: its weights' digest, seconds a step after the warm-up, the timed window (epoch seconds) and peak memory."""
-    cfg, task = job.train, task_from_dict(job.task)
-    torch.manual_seed(job.seed)
-    model = build_model(job.model, task.d).to(device)
-    optimizer = make_optimizer(cfg, model.parameters())
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    feed = BatchFeed(lambda step: batch_at(cfg, task, job.seed, step, None), 0, steps, device,
-                     ahead=device.type == "cuda")
-    with deterministic_kernels(device), matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
-        for step, prompts in zip(range(steps), feed):  # (B, K, d), (B, K)
-            train_step(forward, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
-            if step == WARMUP_STEPS - 1:
-                synchronize(device)
-                start = time.time()
-        synchronize(device)
-    end = time.time()
-    memory = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else float("nan")
-    return {"sha256": weights_digest(model), "seconds_per_step": (end - start) / (steps - WARMUP_STEPS),
-            "window": [start, end], "peak_memory_mb": memory}
+    """``job`` trained ``steps`` steps from its seed in the training loop (``gpu_check.trained_and_timed``, no time
+    cap): its weights' digest, seconds a step after the warm-up, the timed window (epoch seconds) and peak memory."""
+    model, timing, window = trained_and_timed(job, device, False, steps - WARMUP_STEPS, math.inf)
+    return {"sha256": weights_digest(model), "seconds_per_step": timing["seconds_per_step"], "window": list(window),
+            "peak_memory_mb": timing["peak_memory_mb"]}
 
 
 def launch(spec: dict[str, Any], device: str, steps: int, copies: int, scratch: Path) -> list[dict[str, Any]]:
