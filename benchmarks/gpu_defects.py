@@ -11,9 +11,10 @@ probe isolated (an exception is recorded in its entry and the next one runs), it
 - host syncs in one training step (``torch.cuda.set_sync_debug_mode("warn")``), their warnings' first lines;
 - the dtypes under bf16 autocast (whatever the job's precision): ops that run in float32 inside a bf16 step, the LSTM's RNN input dtype;
 - the SDPA kernels one step launches and the kernels a step (torch.profiler), the step's seconds and peak memory
-  (allocated, reserved, and used on the card: the CUDA context too) with gelu_new and gelu_pytorch_tanh;
-- determinism at the longest GPT-2: two gradients from the same weights and batch under the loop's warn-only
-  deterministic mode (bitwise equal?), and the same step with deterministic mode failing rather than warning.
+  (allocated, reserved, and used on the card: the CUDA context too), GPT-2 with gelu_new and gelu_pytorch_tanh;
+- determinism at the longest GPT-2 (batch 16): two gradients from the same weights and batch under warn-only
+  deterministic mode, under the training loop's mode (``fit.sgd.deterministic_kernels``), and under strict mode
+  (bitwise equal? an op refused?).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from iclab.atomic import write_text  # noqa: E402
-from iclab.fit.sgd import batch_at, make_optimizer, prompt_loss, train_step  # noqa: E402
+from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, prompt_loss, train_step  # noqa: E402
 from iclab.gpu_check import Shape, card_name, file_card, tier_shapes  # noqa: E402
 from iclab.jobs import TrainJob  # noqa: E402
 from iclab.models import build_model  # noqa: E402
@@ -197,6 +198,9 @@ def determinism(job: TrainJob, device: torch.device) -> dict[str, Any]:
                         "max_abs_diff": float((first - second).abs().max()),
                         "rel_diff": float((first - second).norm() / first.norm()),
                         "warnings": sorted({str(w.message).splitlines()[0][:200] for w in caught})[:5]}
+    with deterministic_kernels(device, job.train.allow_nondeterministic):  # the training loop's mode
+        fifth, sixth = gradient(job, device), gradient(job, device)
+    out["training_loop"] = {"bitwise_equal": bool(torch.equal(fifth, sixth))}
     torch.use_deterministic_algorithms(True, warn_only=False)
     try:
         third, fourth = gradient(job, device), gradient(job, device)
@@ -240,9 +244,11 @@ def main() -> None:
         job = shape.job
         record(f"{label}.host_syncs", lambda: host_syncs(job, device))
         record(f"{label}.autocast_dtypes", lambda: autocast_dtypes(job, device))
-        record(f"{label}.profiled_step", lambda: profiled_step(job, device, None))
         if label.startswith("gpt2"):
-            record(f"{label}.profiled_step_fused_gelu", lambda: profiled_step(job, device, "gelu_pytorch_tanh"))
+            for activation in ("gelu_new", "gelu_pytorch_tanh"):
+                record(f"{label}.profiled_step_{activation}", lambda: profiled_step(job, device, activation))
+        else:
+            record(f"{label}.profiled_step", lambda: profiled_step(job, device, None))
         torch.cuda.empty_cache()
     longest = max((s for label, s in shapes.items() if label.startswith("gpt2")),
                   key=lambda s: task_from_dict(s.job.task).n_points)

@@ -18,6 +18,7 @@ from iclab.errors import UsageError
 from iclab.plan import build_plan
 
 PAPER = REPO / "config" / "paper.yaml"
+GPU_DAY = REPO / "config" / "gpu_day.yaml"
 
 
 def read_rows(path):
@@ -51,7 +52,7 @@ def test_the_check_at_tiny_shapes_writes_a_row_per_timing_and_keeps_the_rows_of_
     largest GPT-2 and the LSTM. A run stopped at its third timing leaves a file of the two before it. (Compiling is a
     stand-in here: for real it takes ~15 s a shape on this CPU.)"""
     monkeypatch.setattr(torch, "compile", lambda model, backend: model)
-    rates, agreement = gpu_check.check(PAPER, tmp_path, budget_s=600, tiny_shapes=True)
+    rates, agreement, env = gpu_check.check(PAPER, tmp_path, budget_s=600, tiny_shapes=True)
     rows = read_rows(rates)
     planned = gpu_check.planned_timings([gpu_check.tiny(shape) for shape in shapes])
     assert len(rows) == len(planned) and {row["loop"] for row in rows} == {"new", "old"}
@@ -62,9 +63,16 @@ def test_the_check_at_tiny_shapes_writes_a_row_per_timing_and_keeps_the_rows_of_
         assert row["key"] == cluster.step_key(job.to_dict()) and int(row["steps_timed"]) >= 1
         assert float(row["seconds_per_step"]) > 0 and row["card"] == "cpu"
     checked = read_rows(agreement)
-    assert [row["numerics"] for row in checked] == ["float32", "tf32", "bfloat16"] * 2
+    # the LSTM's row names what its recurrent layers ran in: bf16 on the CPU (float32 on CUDA, models.lstm)
+    assert [row["numerics"] for row in checked] == ["float32", "tf32", "bfloat16"] + [
+        "float32", "tf32", "bfloat16 (recurrent layers bfloat16)"]
     assert {json.loads(row["key"])["family"] for row in checked} == {"gpt2", "lstm"}
     assert all(row["within"] == "true" for row in checked)
+    written = json.loads(env.read_text())
+    assert written["torch"] == torch.__version__ and written["timings_planned"] == len(planned)
+    assert written["deterministic_repeat"]["experiment"] == "single_index"  # the longest prompts: 257 points
+    assert written["deterministic_repeat"]["equal_bit_for_bit"] and written["seconds"] > 0
+    assert all(row["error"] == "" for row in rows)
 
     calls = []
 
@@ -80,6 +88,51 @@ def test_the_check_at_tiny_shapes_writes_a_row_per_timing_and_keeps_the_rows_of_
         gpu_check.check(PAPER, tmp_path / "stopped", budget_s=600, tiny_shapes=True)
     kept = read_rows(tmp_path / "stopped" / "gpu_rates_cpu.csv")
     assert [row["seconds_per_step"] for row in kept] == ["0.5", "0.5"]
+
+
+def test_a_timing_or_agreement_that_raises_is_its_rows_error_and_the_others_still_run(tmp_path, monkeypatch):
+    """The third timing raises (as Triton without a C compiler would) and so do the LSTM's agreement rows: their rows
+    name the error, and every other planned timing still writes its row."""
+    calls, real = [], gpu_check.timed_steps
+
+    def third_fails(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")
+        return real(*args, **kwargs)
+
+    real_agreement = gpu_check.agreement_rows
+
+    def lstm_fails(shape, device, card):
+        if shape.job.model["name"] == "lstm":
+            raise ValueError("no cuDNN")
+        return real_agreement(shape, device, card)
+
+    monkeypatch.setattr(gpu_check, "timed_steps", third_fails)
+    monkeypatch.setattr(gpu_check, "agreement_rows", lstm_fails)
+    monkeypatch.setattr(gpu_check, "COMPILED", 0)  # compiling is ~15 s a shape here
+    rates, agreement, _ = gpu_check.check(GPU_DAY, tmp_path, budget_s=600, tiny_shapes=True)
+    rows = read_rows(rates)
+    planned = gpu_check.planned_timings([gpu_check.tiny(s) for s in gpu_check.tier_shapes(GPU_DAY)])
+    assert len(rows) == len(planned) == len(calls)
+    assert rows[2]["error"].startswith("RuntimeError: Failed to find C compiler") and rows[2]["seconds_per_step"] == ""
+    assert all(row["error"] == "" and float(row["seconds_per_step"]) > 0 for i, row in enumerate(rows) if i != 2)
+    checked = read_rows(agreement)
+    assert [row["error"] for row in checked[:3]] == ["", "", ""] and len(checked) == 4
+    assert checked[3]["error"].startswith("ValueError: no cuDNN at test_gpu_check.py:")
+
+
+def test_the_estimate_of_its_own_length_by_hand_and_the_version_floor(monkeypatch, shapes):
+    """Two eager timings and one compiled at a 5 s cap: 60 + 3 × (5 + 3) + 40 = 124 s. A torch older than the
+    oldest whose APIs it uses is refused in one line naming the version."""
+    job = shapes[0].job
+    planned = [(shapes[0], job, "new"), (shapes[0], job, "old"),
+               (shapes[0], gpu_check.with_train(job, compile=True), "new")]
+    assert gpu_check.estimated_seconds(planned, 5.0) == 124.0
+    monkeypatch.setattr(torch, "__version__", "2.3.1+cu121")
+    with pytest.raises(UsageError, match=r"^gpu-check: torch 2.3.1\+cu121 is older than 2.4") as error:
+        gpu_check.require_versions()
+    assert "\n" not in str(error.value)
 
 
 def test_the_agreement_error_is_the_gradients_relative_distance(monkeypatch, shapes):
@@ -149,4 +202,5 @@ def test_the_check_runs_with_only_what_the_gpu_machines_image_has(tmp_path):
     result = subprocess.run([sys.executable, "-c", GPU_IMAGE_CHECK, str(tmp_path)], cwd=REPO, capture_output=True,
                             text=True, env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == [str(tmp_path / "gpu_rates_cpu.csv"), str(tmp_path / "gpu_agreement_cpu.csv")]
+    assert result.stdout.split() == [str(tmp_path / f"gpu_{name}_cpu.{suffix}") for name, suffix in
+                                     (("rates", "csv"), ("agreement", "csv"), ("env", "json"))]

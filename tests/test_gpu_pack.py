@@ -56,6 +56,16 @@ def test_pack_compares_every_packed_copy_with_the_lone_runs(tmp_path, monkeypatc
         gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=5, tiny_shape=True)
 
 
+def test_the_shapes_gpu_pack_can_pack():
+    """The busiest (probe_layers' 82-token GPT-2, 28 models), the longest (single_index's 514 tokens) and the LSTM."""
+    chosen = {which: gpu_pack.chosen_shape(GPU_DAY, which) for which in gpu_pack.SHAPES}
+    assert chosen["busiest"].experiment == "probe_layers" and chosen["busiest"].job.model["name"] == "gpt2"
+    assert chosen["longest"].experiment == "single_index" and chosen["longest"].job.task["n_points"] == 257
+    assert chosen["lstm"].job.model["name"] == "lstm"
+    with pytest.raises(gpu_pack.UsageError, match="--shape widest; allowed: busiest, longest, lstm"):
+        gpu_pack.chosen_shape(GPU_DAY, "widest")
+
+
 def test_overlap_of_timed_windows_by_hand():
     assert gpu_pack.overlap([[0, 10], [2, 12]]) == pytest.approx(0.8)
     assert gpu_pack.overlap([[0, 4], [5, 9]]) == 0.0

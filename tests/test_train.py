@@ -434,21 +434,3 @@ def test_trained_lsa_product_approaches_theorem8_limit_on_random_covariances():
     distance = [np.linalg.norm(p - limit) / np.linalg.norm(limit) for p in products]  # at steps 0, 400, 800, 1200
     assert distance[0] > 0.8 and all(b < a for a, b in zip(distance, distance[1:])), distance
     assert distance[-1] < 0.1, distance
-
-
-def test_cuda_training_runs_deterministic_kernels_and_restores_the_flags(monkeypatch):
-    """On a CUDA device (the flags need none to be set): no cuDNN autotuning, deterministic algorithms (warning on an op
-    without one), cuBLAS's fixed workspace; every flag as before afterwards; on the CPU nothing is touched."""
-    from iclab.fit.sgd import CUBLAS_WORKSPACE, deterministic_kernels
-
-    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
-    cudnn = torch.backends.cudnn
-    monkeypatch.setattr(cudnn, "benchmark", True)
-    with deterministic_kernels(torch.device("cpu")):
-        assert cudnn.benchmark and not torch.are_deterministic_algorithms_enabled()
-    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
-    with deterministic_kernels(torch.device("cuda")):
-        assert not cudnn.benchmark and cudnn.deterministic
-        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
-        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE
-    assert cudnn.benchmark and not cudnn.deterministic and not torch.are_deterministic_algorithms_enabled()

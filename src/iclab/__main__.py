@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download weights or data
+# cuBLAS's deterministic workspace, read when cuBLAS makes its handle: set before any CUDA call of every stage
+# (fit.sgd.deterministic_kernels refuses to train on CUDA without it)
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 log = logging.getLogger("iclab")
 
@@ -121,7 +124,7 @@ def cmd_gpu_pack(args: argparse.Namespace) -> None:
     if args.worker is not None:
         worker(args.worker, args.device, args.steps, args.out)
     else:
-        print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny))
+        print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny, args.shape))
 
 
 def cmd_decide(args: argparse.Namespace) -> None:
@@ -513,7 +516,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("gpu-check", help="time the tier's GPT-2 and LSTM training steps on this machine's GPU")
     s.add_argument("--config", type=Path, default=Path("config/paper.yaml"), help="the tier (default: %(default)s)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
-                   help="where gpu_rates_<card>.csv and gpu_agreement_<card>.csv go (default: %(default)s)")
+                   help="where gpu_rates_, gpu_agreement_ and gpu_env_<card> go (default: %(default)s)")
     s.add_argument("--budget-s", type=positive_int, default=420,
                    help="seconds after which no new timing starts (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
@@ -522,9 +525,11 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("gpu-pack", help="k trainings packed on this machine's GPU against one alone: speed, equality")
     s.add_argument("--config", type=Path, default=Path("config/gpu_day.yaml"), help="the tier (default: %(default)s)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
-                   help="where gpu_pack_<card>.json goes (default: %(default)s)")
+                   help="where gpu_pack_<shape>_<card>.json goes (default: %(default)s)")
     s.add_argument("--k", type=positive_int, default=4, help="trainings packed at once (default: %(default)s)")
     s.add_argument("--steps", type=positive_int, default=100, help="steps each training runs (default: %(default)s)")
+    s.add_argument("--shape", choices=("busiest", "longest", "lstm"), default="busiest",
+                   help="the tier's shape with the most models, the longest prompts, or its LSTM (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
     s.add_argument("--worker", metavar="SPEC", help=argparse.SUPPRESS)  # one training, in its own process
     s.add_argument("--device", default="cuda", help=argparse.SUPPRESS)

@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import io
 import json
 import logging
 import math
 import re
+import shutil
+import subprocess
+import sys
 import time
+import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,6 +57,7 @@ from iclab.fit.sgd import (CountingInductor, batch_at, deterministic_kernels, ma
                           prompt_loss, step_model, train_step)
 from iclab.jobs import TrainJob
 from iclab.models import build_model
+from iclab.models.lstm import RECURRENT_PRECISION
 from iclab.plan import build_plan
 from iclab.tasks import task_from_dict
 
@@ -60,6 +67,18 @@ WARMUP_STEPS = 5
 TIMED_STEPS = 200
 CAP_S = 5.0  # timed seconds a row at most (200 steps of the largest, ~2.4 TFLOP each, take ~2 s at 30% of an H100)
 COMPILED = 3  # steps timed compiled: the largest shares of the tier
+REPEAT_STEPS = 30  # steps of the deterministic repeat at the longest shape (twice)
+STARTUP_S, COMPILE_S, OTHER_S = 3.0, 40.0, 60.0  # the estimate's allowances (the H200 run: docs/measurements.md)
+MIN_TORCH, MIN_TRANSFORMERS = (2, 4), (5, 0)
+# The APIs the check relies on whose versions matter: the GPU image has torch 2.11 and transformers 5.17, the pins
+# are torch 2.13 and transformers 5.x; each was run under the image's versions on an H200 (2026-11-27), and under
+# transformers 5.17 on the CPU.
+VERSION_NOTES = {
+    "torch": "torch.is_autocast_enabled(device_type) 2.4; fused Adam on the CPU 2.4; torch._dynamo.config."
+             "fail_on_recompile_limit_hit; torch.compiler.cudagraph_mark_step_begin; FunctionEvent.device_time_total",
+    "transformers": "GPT2Model built from GPT2Config with an 'sdpa' _attn_implementation; ALL_ATTENTION_FUNCTIONS."
+                    "get_interface; the GPT-2 block's is_causal under SDPA with no mask (5.x)",
+}
 AGREEMENT_PROMPTS = 8  # the batch of the CPU-against-GPU step (the CPU runs it at the tier's widths)
 # Relative error of the GPU step's gradient against the CPU's float32 one (‖g − g_cpu‖ / ‖g_cpu‖) and of its loss.
 # float32: different kernels' summation orders (~1e-6 a product, grown over 12 layers); TF32 keeps 10 bits of each
@@ -77,9 +96,10 @@ PEAKS = (
 )
 RATE_FIELDS = (
     *cluster.RATE_COLUMNS, "experiment", "models", "tier_share", "steps_timed", "flops_per_s", "peak_flops_per_s",
-    "fraction_of_peak", "peak_memory_mb", "graphs", "warmup_s",
+    "fraction_of_peak", "peak_memory_mb", "reserved_mb", "card_used_mb", "graphs", "warmup_s", "kernels_per_step",
+    "sdpa_backend", "warnings", "error",
 )
-AGREEMENT_FIELDS = ("card", "key", "numerics", "loss_rel_error", "grad_rel_error", "tolerance", "within")
+AGREEMENT_FIELDS = ("card", "key", "numerics", "loss_rel_error", "grad_rel_error", "tolerance", "within", "error")
 
 
 @dataclass(frozen=True)
@@ -179,8 +199,9 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     started = time.perf_counter()
-    with (deterministic_kernels(device), matmul_precision(cfg.tf32), feed,
-          step_model(model, job, backend) as forward):
+    with (warnings.catch_warnings(record=True) as raised, deterministic_kernels(device, cfg.allow_nondeterministic),
+          matmul_precision(cfg.tf32), feed, step_model(model, job, backend) as forward):
+        warnings.simplefilter("always")
         for step, prompts in zip(range(total), feed):  # (B, K, d), (B, K)
             loss = train_step(forward, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
             if old_loop:
@@ -192,11 +213,50 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
                 break
         synchronize(device)
     done, done_at = time.perf_counter(), time.time()
-    memory = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else math.nan
     return model, {
         "steps_timed": step + 1 - WARMUP_STEPS, "seconds_per_step": (done - warm) / (step + 1 - WARMUP_STEPS),
-        "warmup_s": warm - started, "peak_memory_mb": memory, "graphs": backend.graphs if cfg.compile else 0,
+        "warmup_s": warm - started, **device_memory(device), "graphs": backend.graphs if cfg.compile else 0,
+        "warnings": " | ".join(sorted({str(w.message).splitlines()[0][:160] for w in raised})),
     }, (warm_at, done_at)
+
+
+def device_memory(device: torch.device) -> dict[str, float]:
+    """Peak memory of torch's allocations and of its caching allocator's reservations since the last reset, and what
+    the card has in use now (the CUDA context and any other process included), MB; NaN on the CPU."""
+    if device.type != "cuda":
+        return {"peak_memory_mb": math.nan, "reserved_mb": math.nan, "card_used_mb": math.nan}
+    free, total = torch.cuda.mem_get_info(device)
+    return {"peak_memory_mb": torch.cuda.max_memory_allocated(device) / 2**20,
+            "reserved_mb": torch.cuda.max_memory_reserved(device) / 2**20, "card_used_mb": (total - free) / 2**20}
+
+
+SDPA_BACKENDS = (("cudnn", "cudnn"), ("flash", "flash"), ("fmha", "mem_efficient"), ("efficient", "mem_efficient"))
+
+
+def step_kernels(job: TrainJob, device: torch.device) -> dict[str, Any]:
+    """One eager training step of ``job`` under torch.profiler, after two unprofiled ones: the device kernels it
+    launched and the SDPA backends they belong to (by kernel name; "none seen" where no attention kernel ran)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    if device.type != "cuda":
+        return {"kernels_per_step": math.nan, "sdpa_backend": "n/a (cpu)"}
+    cfg, task = job.train, task_from_dict(job.task)
+    model = build_model(job.model, task.d).to(device)
+    optimizer = make_optimizer(cfg, model.parameters())
+    batch = batch_at(cfg, task, job.seed, 0, None)
+    prompts = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
+    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32):
+        for _ in range(2):
+            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
+        synchronize(device)
+        with profile(activities=[ProfilerActivity.CUDA]) as profiled:
+            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
+            synchronize(device)
+    kernels = [event.name.lower() for event in profiled.events()
+               if event.device_type == torch.autograd.DeviceType.CUDA]
+    backends = {backend for name in kernels if "attention" in name or "sdpa" in name or "fmha" in name
+                for word, backend in SDPA_BACKENDS if word in name}
+    return {"kernels_per_step": len(kernels), "sdpa_backend": "+".join(sorted(backends)) or "none seen"}
 
 
 def rate_row(shape: Shape, job: TrainJob, card: str, loop: str, timing: dict[str, Any]) -> dict[str, Any]:
@@ -249,10 +309,18 @@ def agreement_rows(shape: Shape, device: torch.device, card: str) -> list[dict[s
         error = float(torch.linalg.vector_norm(gradient - reference) / torch.linalg.vector_norm(reference))
         loss_error = abs(loss - reference_loss) / abs(reference_loss)
         tolerance = AGREEMENT_TOLERANCE[name]
-        rows.append({"card": card, "key": cluster.step_key(job.to_dict()), "numerics": name,
+        rows.append({"card": card, "key": cluster.step_key(job.to_dict()), "numerics": ran(name, job, device),
                      "loss_rel_error": loss_error, "grad_rel_error": error, "tolerance": tolerance,
                      "within": json.dumps(error <= tolerance and loss_error <= tolerance)})
     return rows
+
+
+def ran(numerics: str, job: TrainJob, device: torch.device) -> str:
+    """What a step of ``numerics`` runs in on ``device``: the LSTM's recurrent layers keep their own precision
+    under bf16 autocast (``models.lstm.RECURRENT_PRECISION``)."""
+    if numerics == "bfloat16" and job.model["name"] == "lstm":
+        return f"bfloat16 (recurrent layers {RECURRENT_PRECISION[device.type]})"
+    return numerics
 
 
 class RowsFile:
@@ -284,39 +352,142 @@ def planned_timings(shapes: list[Shape]) -> list[tuple[Shape, TrainJob, str]]:
     return planned
 
 
+def failed(error: BaseException) -> str:
+    """An exception as a row's ``error``: its type, message and innermost frame, on one line."""
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}{where}"
+
+
+def estimated_seconds(planned: list[tuple[Shape, TrainJob, str]], cap_s: float) -> float:
+    """The check's own estimate of its length: each timing's cap plus ``STARTUP_S`` (building, warm-up, the kernels'
+    profile), ``COMPILE_S`` more for a compiled one, and ``OTHER_S`` for the agreement rows and the repeat."""
+    return OTHER_S + sum(cap_s + STARTUP_S + (COMPILE_S if job.train.compile else 0) for _, job, _ in planned)
+
+
+def environment(device: torch.device) -> dict[str, Any]:
+    """The versions the check ran under (the GPU image's differ from the pins: ``VERSION_NOTES``)."""
+    import transformers
+
+    out: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__,
+                           "python": sys.version.split()[0], "cuda": torch.version.cuda,
+                           "cudnn": torch.backends.cudnn.version() if device.type == "cuda" else None,
+                           "c_compiler": shutil.which("cc"), "version_notes": VERSION_NOTES}
+    try:
+        import triton
+        out["triton"] = triton.__version__
+    except ImportError as error:
+        out["triton"] = f"not importable ({error})"
+    if device.type == "cuda":
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=False)
+        out["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
+    return out
+
+
+def require_versions() -> None:
+    """Refuse, in one line naming the version, where an API the check relies on is missing (``VERSION_NOTES``)."""
+    import transformers
+
+    for name, version, least in (("torch", torch.__version__, MIN_TORCH),
+                                 ("transformers", transformers.__version__, MIN_TRANSFORMERS)):
+        if tuple(int(part) for part in re.findall(r"\d+", version)[:2]) < least:
+            raise UsageError(f"gpu-check: {name} {version} is older than {'.'.join(map(str, least))}, the oldest "
+                             f"whose APIs it uses ({VERSION_NOTES[name]})")
+
+
+def deterministic_repeat(shape: Shape, device: torch.device, steps: int) -> dict[str, Any]:
+    """``shape`` trained ``steps`` steps twice from its seed in the training loop: whether the weights are equal bit
+    for bit (their SHA-256), and their largest difference."""
+    runs = [trained_and_timed(shape.job, device, False, steps - WARMUP_STEPS, math.inf)[0] for _ in range(2)]
+    states = [run.state_dict() for run in runs]
+    largest = max(float((states[0][name].float() - states[1][name].float()).abs().max()) for name in states[0])
+    return {"experiment": shape.experiment, "key": cluster.step_key(shape.spec), "steps": steps,
+            "equal_bit_for_bit": weights_digest(runs[0]) == weights_digest(runs[1]), "max_abs_difference": largest}
+
+
+def weights_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of the model's parameters and buffers, in ``state_dict`` order, as bytes on the host."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def longest(shapes: list[Shape]) -> Shape:
+    """The shape of the longest prompts (the largest share of the tier's FLOPs among equals)."""
+    return max(shapes, key=lambda shape: (task_from_dict(shape.job.task).n_points, shape.share))
+
+
 def run_check(config: Path, out_dir: Path, budget_s: float, device: torch.device, shrink: Callable[[Shape], Shape],
-              steps: int = TIMED_STEPS, cap_s: float = CAP_S) -> tuple[Path, Path]:
-    """The check (module docstring) on ``device`` with each shape ``shrink``-ed: the rates and agreement files."""
+              steps: int = TIMED_STEPS, cap_s: float = CAP_S, repeat_steps: int = REPEAT_STEPS
+              ) -> tuple[Path, Path, Path]:
+    """The check (module docstring) on ``device`` with each shape ``shrink``-ed: the rates, agreement and environment
+    files. Each agreement row and timing runs on its own: an exception is its row's ``error``, and the rest run."""
     started = time.perf_counter()
     card = card_name(device)
     shapes = [shrink(shape) for shape in tier_shapes(config)]
+    planned = planned_timings(shapes)
     rates = RowsFile(out_dir / f"gpu_rates_{file_card(card)}.csv", RATE_FIELDS)
     agreement = RowsFile(out_dir / f"gpu_agreement_{file_card(card)}.csv", AGREEMENT_FIELDS)
+    env_path = out_dir / f"gpu_env_{file_card(card)}.json"
+    env = {"card": card, **environment(device), "timings_planned": len(planned), "budget_s": budget_s,
+           "estimated_s": estimated_seconds(planned, cap_s)}
+    write_text(env_path, json.dumps(env, indent=1) + "\n")
+    log.info("gpu-check on %s: %d timings, ~%.0f s by its own estimate (budget %.0f s)", card, len(planned),
+             env["estimated_s"], budget_s)
     lstm = [shape for shape in shapes if shape.job.model["name"] == "lstm"][:1]
     for shape in [shapes[0], *lstm]:
-        for row in agreement_rows(shape, device, card):
+        try:
+            rows = agreement_rows(shape, device, card)
+        except Exception as error:  # noqa: BLE001 — recorded in its row; the other rows run
+            rows = [{"card": card, "key": cluster.step_key(shape.spec), "error": failed(error)}]
+        for row in rows:
             agreement.add(row)
-            log.info("agreement %s %s: loss %.2g, gradient %.2g (tolerance %g)", shape.experiment, row["numerics"],
-                     row["loss_rel_error"], row["grad_rel_error"], row["tolerance"])
-    planned = planned_timings(shapes)
+            log.info("agreement %s %s: %s", shape.experiment, row.get("numerics", "-"),
+                     row.get("error") or f"loss {row['loss_rel_error']:.2g}, gradient {row['grad_rel_error']:.2g}")
     for done, (shape, job, loop) in enumerate(planned):
         if time.perf_counter() - started > budget_s:
             log.warning("budget of %.0f s spent: %d of %d timings left out", budget_s, len(planned) - done,
                         len(planned))
             break
-        row = rate_row(shape, job, card, loop, timed_steps(job, device, loop == "old", steps, cap_s))
-        rates.add(row)
-        log.info("[%d/%d] %s %s %s loop: %.4g s a step, %.3g FLOP/s (%.1f%% of peak), %.0f MB, %d graph(s)",
-                 done + 1, len(planned), shape.experiment, cluster.numerics(job.to_dict()), loop,
-                 row["seconds_per_step"], row["flops_per_s"], 100 * row["fraction_of_peak"], row["peak_memory_mb"],
-                 row["graphs"])
-    return rates.path, agreement.path
+        rates.add(timing_row(shape, job, card, loop, device, steps, cap_s, profile=done < len(shapes)))
+        row = rates.rows[-1]
+        log.info("[%d/%d] %s %s %s loop: %s", done + 1, len(planned), shape.experiment,
+                 cluster.numerics(job.to_dict()), loop, row["error"] or (
+                     f"{row['seconds_per_step']:.4g} s a step, {row['flops_per_s']:.3g} FLOP/s, "
+                     f"{row.get('reserved_mb', math.nan):.0f} MB reserved, SDPA {row.get('sdpa_backend')}"))
+    try:
+        env["deterministic_repeat"] = deterministic_repeat(longest(shapes), device, repeat_steps)
+    except Exception as error:  # noqa: BLE001 — recorded; the files so far stand
+        env["deterministic_repeat"] = {"error": failed(error)}
+    env["seconds"] = time.perf_counter() - started
+    write_text(env_path, json.dumps(env, indent=1) + "\n")
+    return rates.path, agreement.path, env_path
 
 
-def check(config: Path, out_dir: Path, budget_s: float, tiny_shapes: bool) -> tuple[Path, Path]:
+def timing_row(shape: Shape, job: TrainJob, card: str, loop: str, device: torch.device, steps: int, cap_s: float,
+               profile: bool) -> dict[str, Any]:
+    """One timing's row (with the step's kernels where ``profile``), or, where it raised, a row naming the error."""
+    try:
+        timing = timed_steps(job, device, loop == "old", steps, cap_s)
+        kernels = step_kernels(job, device) if profile else {"kernels_per_step": math.nan, "sdpa_backend": ""}
+        return rate_row(shape, job, card, loop, {**timing, **kernels, "error": ""})
+    except Exception as error:  # noqa: BLE001 — recorded in its row; the other timings run
+        spec = job.to_dict()
+        return {"card": card, "key": cluster.step_key(spec), **{k: json.dumps(v) if isinstance(v, bool) else v
+                                                               for k, v in cluster.numerics(spec).items()},
+                "loop": loop, "experiment": shape.experiment, "models": shape.models, "tier_share": shape.share,
+                "error": failed(error)}
+
+
+def check(config: Path, out_dir: Path, budget_s: float, tiny_shapes: bool) -> tuple[Path, Path, Path]:
     """``python -m iclab gpu-check``: on CUDA, or at tiny shapes on the CPU (``--tiny``)."""
+    require_versions()
     if tiny_shapes:
-        return run_check(config, out_dir, budget_s, torch.device("cpu"), tiny, steps=2, cap_s=1.0)
+        return run_check(config, out_dir, budget_s, torch.device("cpu"), tiny, steps=2, cap_s=1.0,
+                         repeat_steps=WARMUP_STEPS + 2)
     if not torch.cuda.is_available():
         raise UsageError("gpu-check: no CUDA device here (torch.cuda.is_available() is False); "
                          "--tiny runs it at tiny shapes on the CPU")

@@ -18,7 +18,6 @@ number of it is a speed of anything.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -33,17 +32,9 @@ import torch
 
 from iclab.atomic import write_text
 from iclab.errors import UsageError
-from iclab.gpu_check import WARMUP_STEPS, Shape, card_name, file_card, tier_shapes, tiny, trained_and_timed
+from iclab.gpu_check import (WARMUP_STEPS, Shape, card_name, file_card, longest, tier_shapes, tiny, trained_and_timed,
+                              weights_digest)
 from iclab.jobs import TrainJob
-
-
-def weights_digest(model: torch.nn.Module) -> str:
-    """SHA-256 of the model's parameters and buffers, in ``state_dict`` order, as bytes on the host."""
-    digest = hashlib.sha256()
-    for name, tensor in model.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def train_and_time(job: TrainJob, device: torch.device, steps: int) -> dict[str, Any]:
@@ -78,7 +69,24 @@ def busiest_shape(config: Path) -> Shape:
     return max(shapes, key=lambda shape: (shape.models, shape.share))
 
 
-def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool) -> Path:
+def chosen_shape(config: Path, which: str) -> Shape:
+    """``busiest`` (the most models), ``longest`` (the longest prompts) or ``lstm`` (the LSTM with the most models)."""
+    if which == "busiest":
+        return busiest_shape(config)
+    shapes = tier_shapes(config)
+    if which == "longest":
+        return longest(shapes)
+    lstms = [shape for shape in shapes if shape.job.model["name"] == "lstm"]
+    if which != "lstm" or not lstms:
+        raise UsageError(f"gpu-pack: --shape {which}; allowed: {', '.join(SHAPES)}"
+                         + ("" if which != "lstm" else f" (config {config} trains no LSTM)"))
+    return max(lstms, key=lambda shape: (shape.models, shape.share))
+
+
+SHAPES = ("busiest", "longest", "lstm")
+
+
+def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool, which: str = "busiest") -> Path:
     """``python -m iclab gpu-pack`` (module docstring): on CUDA, or at a tiny shape on the CPU."""
     if steps <= WARMUP_STEPS:
         raise UsageError(f"gpu-pack: --steps {steps}; allowed: more than the {WARMUP_STEPS} warm-up steps")
@@ -86,7 +94,7 @@ def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool) -> P
         raise UsageError("gpu-pack: no CUDA device here (torch.cuda.is_available() is False); "
                          "--tiny runs it at a tiny shape on the CPU")
     device = torch.device("cpu" if tiny_shape else "cuda")
-    shape = busiest_shape(config)
+    shape = chosen_shape(config, which)
     shape = tiny(shape) if tiny_shape else shape
     with tempfile.TemporaryDirectory() as scratch:
         alone = [launch(shape.spec, device.type, steps, 1, Path(scratch))[0] for _ in range(2)]
@@ -94,14 +102,14 @@ def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool) -> P
     alone_s = min(run["seconds_per_step"] for run in alone)
     packed_s = sum(run["seconds_per_step"] for run in packed) / k
     result = {
-        "card": card_name(device), "experiment": shape.experiment, "models_at_this_shape": shape.models,
+        "card": card_name(device), "shape": which, "experiment": shape.experiment, "models_at_this_shape": shape.models,
         "spec": shape.spec, "steps": steps, "k": k, "alone": alone, "packed": packed,
         "alone_bit_for_bit": alone[0]["sha256"] == alone[1]["sha256"],
         "packed_equal_alone": all(run["sha256"] == alone[0]["sha256"] for run in packed),
         "slowdown": packed_s / alone_s, "throughput_gain": k * alone_s / packed_s,
         "packed_overlap": overlap([run["window"] for run in packed]),
     }
-    path = out_dir / f"gpu_pack_{file_card(result['card'])}.json"
+    path = out_dir / f"gpu_pack_{which}_{file_card(result['card'])}.json"
     write_text(path, json.dumps(result, indent=1) + "\n")
     return path
 

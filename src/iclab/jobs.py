@@ -78,6 +78,7 @@ LATER_FIELDS = {
     "compile": False,
     "cuda_graphs": False,
     "pad_points": None,
+    "allow_nondeterministic": False,
     "max_chunks": None,
 }
 

@@ -34,6 +34,7 @@ class TrainConfig:
     compile: bool = schema_default("train", "compile")  # the training step's forward and backward by torch.compile
     cuda_graphs: bool = schema_default("train", "cuda_graphs")  # with compile, on CUDA: the step as CUDA graphs
     pad_points: int | None = None  # curriculum stages trained at lengths rounded up to multiples of this
+    allow_nondeterministic: bool = schema_default("train", "allow_nondeterministic")  # CUDA: run ops without one
 
     def __post_init__(self) -> None:
         if self.cuda_graphs and not self.compile:

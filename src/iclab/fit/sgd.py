@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import xarray as xr
 from torch import nn
 
 from iclab.checkpoints import load_checkpoint, save_checkpoint
+from iclab.errors import UsageError
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
@@ -93,29 +95,62 @@ def matmul_precision(tf32: bool) -> Iterator[None]:
             flag.allow_tf32 = value
 
 
-CUBLAS_WORKSPACE = ":4096:8"  # cuBLAS's deterministic workspace (CUDA's reproducibility notes)
+CUBLAS_WORKSPACES = (":4096:8", ":16:8")  # cuBLAS's deterministic workspaces (CUDA's reproducibility notes)
+DETERMINISM_WORDS = ("deterministic",)  # in torch's warning for an op run without a deterministic kernel
 
 
 @contextmanager
-def deterministic_kernels(device: torch.device) -> Iterator[None]:
+def deterministic_kernels(device: torch.device, allow_nondeterministic: bool = False) -> Iterator[None]:
     """On CUDA, the same numbers from every run, alone or packed beside others on one card: no cuDNN autotuning
-    (``benchmark``, whose choice may depend on what else runs), cuDNN's deterministic algorithms, cuBLAS's fixed
-    workspace, and torch's deterministic implementations where it has them (warning, not failing, on an op that has
-    none: its name is in the log). Restored after; nothing changes on the CPU, whose kernels are deterministic."""
+    (``benchmark``, whose choice may depend on what else runs), cuDNN's deterministic algorithms, and torch's
+    deterministic implementations, failing on an op that has none. Warn-only mode would not do: under it torch also
+    picks SDPA's faster non-deterministic backward (attention gradients that differ from run to run, measured on an
+    H200: docs/measurements.md#first-gpu-run). ``allow_nondeterministic`` (``train.allow_nondeterministic``) runs
+    such ops anyway and logs each one's warning, naming the op, once.
+
+    cuBLAS reads its workspace setting when it makes its handle, so ``CUBLAS_WORKSPACE_CONFIG`` must be set before the
+    process's first CUDA call: ``python -m iclab`` sets it at start; here a missing one is an error. Restored after;
+    nothing changes on the CPU, whose kernels are deterministic."""
     if device.type != "cuda":
         yield
         return
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)  # read when cuBLAS makes its first handle
+    if os.environ.get("CUBLAS_WORKSPACE_CONFIG") not in CUBLAS_WORKSPACES:
+        raise UsageError(
+            f"CUBLAS_WORKSPACE_CONFIG is {os.environ.get('CUBLAS_WORKSPACE_CONFIG')!r}; deterministic CUDA training "
+            f"needs one of {', '.join(CUBLAS_WORKSPACES)}, set before the process's first CUDA call (python -m iclab "
+            "sets it at start)")
     cudnn = torch.backends.cudnn
     before = (cudnn.benchmark, cudnn.deterministic, torch.are_deterministic_algorithms_enabled(),
               torch.is_deterministic_algorithms_warn_only_enabled())
     cudnn.benchmark, cudnn.deterministic = False, True
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.use_deterministic_algorithms(True, warn_only=allow_nondeterministic)
     try:
-        yield
+        with logged_determinism_warnings() if allow_nondeterministic else nullcontext():
+            yield
     finally:
         cudnn.benchmark, cudnn.deterministic = before[:2]
         torch.use_deterministic_algorithms(before[2], warn_only=before[3])
+
+
+@contextmanager
+def logged_determinism_warnings() -> Iterator[None]:
+    """Each warning of an op run without a deterministic kernel logged once (its first line names the op); other
+    warnings shown as before."""
+    logged: set[str] = set()
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            first = str(message).splitlines()[0]
+            if not any(word in first.lower() for word in DETERMINISM_WORDS):
+                shown(message, category, filename, lineno, file, line)
+            elif first not in logged:
+                logged.add(first)
+                log.warning("train.allow_nondeterministic: an op ran without a deterministic kernel: %s", first)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always")
+        yield
 
 
 class CountingInductor:
@@ -310,7 +345,8 @@ def train(
     reader = LossReader(losses, cfg)
     make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
     feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
-    with deterministic_kernels(device), matmul_precision(cfg.tf32), feed, step_model(model, job) as forward:
+    with (deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32), feed,
+          step_model(model, job) as forward):
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
             lr = learning_rate(cfg, step)
             loss = train_step(forward, model, optimizer, cfg, (xs, ys), loss_points(cfg, task, step, pool), lr)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 from transformers import GPT2Config, GPT2Model
-from transformers.masking_utils import create_causal_mask
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block, eager_attention_forward
 
@@ -178,13 +177,19 @@ class GPT2Learner(nn.Module):
         t = embeds.shape[1]
         if visible is None:
             positions, visible = torch.arange(t, device=embeds.device), causal(t, embeds.device)
-            mask = create_causal_mask(self.backbone.config, embeds, None, None, positions[None])  # None: is_causal
+            mask = self.causal_mask(visible, embeds.dtype)
         else:
             mask = additive_mask(visible, embeds.dtype)  # (1, 1, T, T)
         hidden = embeds + self.backbone.wpe(positions)[None]  # dropout 0
         for block in self.backbone.h[:-1]:
             hidden = block(hidden, attention_mask=mask)
         return self.backbone.ln_f(block_at(self.backbone.h[-1], hidden, read, visible))
+
+    def causal_mask(self, visible: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
+        """The blocks' mask for plain causal attention: None under SDPA (its ``is_causal``, flash attention's path;
+        what transformers' ``create_causal_mask`` returns there too, after testing a device tensor in a Python ``if``:
+        a host sync each forward pass on CUDA), else the additive mask of ``visible`` (T, T) → (1, 1, T, T)."""
+        return None if self.backbone.config._attn_implementation == "sdpa" else additive_mask(visible, dtype)
 
     def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """Predictions (B, K), or (B, 1) for the final query with ``last_only``."""

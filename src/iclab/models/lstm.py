@@ -3,7 +3,9 @@ improves across layers like a Transformer nor matches Newton; it resembles onlin
 
 It reads Garg et al.'s interleaved prompts like ``GPT2Learner`` (same read-in and read-out), one
 single-layer ``nn.LSTM`` per layer so that every layer's output is exposed for per-layer probes. An
-LSTM is causal by construction: the state at x_k's token has seen x₀, y₀, …, x_k only.
+LSTM is causal by construction: the state at x_k's token has seen x₀, y₀, …, x_k only. Under bf16 autocast
+(``train.precision: bfloat16``) its recurrent layers run in bfloat16 on the CPU and in float32 on CUDA
+(``recurrent``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,26 @@ import torch
 from torch import nn
 
 from iclab.models.prompts import interleave, query_states_by_prefix
+
+
+def cuda_autocast(state: torch.Tensor) -> bool:
+    """Whether ``state`` would go through CUDA's autocast."""
+    return state.device.type == "cuda" and torch.is_autocast_enabled("cuda")
+
+
+def recurrent(layer: nn.LSTM, state: torch.Tensor) -> torch.Tensor:
+    """One layer's outputs (B, T, hidden). Under CUDA's autocast in float32: autocast's only lower precision for
+    cuDNN's RNN is float16 (no loss scaling here, and not the bfloat16 the config asks for), so on CUDA the
+    recurrent layers run in float32 and only the read-in under bf16 (``RECURRENT_PRECISION``). On the CPU as
+    autocast runs them: oneDNN's LSTM in bfloat16 under bf16 autocast."""
+    if cuda_autocast(state):
+        with torch.autocast(state.device.type, enabled=False):
+            return layer(state.float())[0]
+    return layer(state)[0]
+
+
+# What the recurrent layers run in under ``train.precision: bfloat16``, by device (``recurrent``).
+RECURRENT_PRECISION = {"cpu": "bfloat16", "cuda": "float32"}
 
 
 class LSTMLearner(nn.Module):
@@ -27,7 +49,7 @@ class LSTMLearner(nn.Module):
         state = self.read_in(interleave(xs, ys))  # (B, 2K, hidden)
         states = [state]
         for layer in self.layers:
-            state, _ = layer(state)  # (B, 2K, hidden)
+            state = recurrent(layer, state)  # (B, 2K, hidden)
             states.append(state)
         return torch.stack(states)
 
