@@ -196,7 +196,8 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
     make = lambda step: batch_at(cfg, task, job.seed, step, None)  # noqa: E731
     total = WARMUP_STEPS + steps
     feed = BatchFeed(make, 0, total, device, ahead=device.type == "cuda" and not old_loop)
-    if device.type == "cuda":
+    if device.type == "cuda":  # the cache of earlier timings freed: the reservations are this timing's own
+        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     started = time.perf_counter()
     with (warnings.catch_warnings(record=True) as raised, deterministic_kernels(device, cfg.allow_nondeterministic),
