@@ -22,9 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
-import sys
 import time
 import traceback
 import warnings
@@ -40,7 +37,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from iclab.atomic import write_text  # noqa: E402
 from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, prompt_loss, train_step  # noqa: E402
-from iclab.gpu_check import Shape, card_name, file_card, tier_shapes  # noqa: E402
+from iclab.gpu_check import Shape, card_name, environment, file_card, tier_shapes  # noqa: E402
 from iclab.jobs import TrainJob  # noqa: E402
 from iclab.models import build_model  # noqa: E402
 from iclab.tasks import task_from_dict  # noqa: E402
@@ -77,24 +74,11 @@ def one_step(job: TrainJob, model, optimizer, prompts, points) -> torch.Tensor:
 
 
 def versions() -> dict[str, Any]:
-    import transformers
-
-    out: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda,
-                           "cudnn": torch.backends.cudnn.version(), "transformers": transformers.__version__,
-                           "python": sys.version.split()[0], "cc": shutil.which("cc"), "gcc": shutil.which("gcc"),
-                           "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG")}
-    try:
-        import triton
-        out["triton"] = triton.__version__
-    except ImportError as error:
-        out["triton"] = f"not importable: {error}"
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    out["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
+    """``gpu_check.environment``'s versions, and the SDPA backends torch has enabled."""
     cuda = torch.backends.cuda
-    out["sdpa_enabled"] = {"flash": cuda.flash_sdp_enabled(), "mem_efficient": cuda.mem_efficient_sdp_enabled(),
-                           "cudnn": cuda.cudnn_sdp_enabled(), "math": cuda.math_sdp_enabled()}
-    return out
+    return {**environment(torch.device("cuda")), "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+            "sdpa_enabled": {"flash": cuda.flash_sdp_enabled(), "mem_efficient": cuda.mem_efficient_sdp_enabled(),
+                             "cudnn": cuda.cudnn_sdp_enabled(), "math": cuda.math_sdp_enabled()}}
 
 
 def host_syncs(job: TrainJob, device: torch.device) -> dict[str, Any]:

@@ -213,7 +213,7 @@ def test_gpu_seconds_host_memory_runtimes_and_totals_match_the_hand_worked_value
     for _, job in gpt2.iterrows():
         assert job["gpu_seconds"] == pytest.approx(300 + 1000 * (0.01 + GPT2_FLOPS[job["what"][:-3]] * 1e-9))
         assert job["cpu_seconds"] == pytest.approx(3 + 1000 * 0.2 + (10 - 3 - 0.7))
-        assert job["peak_host_mb"] == 1500 and job["basis"] == "measured; GPU measured on Card X"
+        assert job["peak_host_mb"] == 1500 and job["basis"] == "measured; GPU fitted on Card X"  # its shape untimed
     gap = train[train["experiment"] == "ltb_gap"]
     assert gap["cpu_seconds"].tolist() == pytest.approx([3 + 9 * (200 + 7 / 3 - 0.7)] * 2)
     assert gap["gpu_seconds"].isna().all() and (gap["basis"] == "measured").all()
@@ -278,3 +278,31 @@ def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_pat
         line = next(line for line in effects.splitlines() if line.startswith(f"| {row['effect']} "))
         assert f"{hours:,.3g}" in line, (line, hours)
     assert (tmp_path / "cost.md").read_text().rstrip().endswith(effects.rstrip())
+
+
+def test_the_cards_peak_caps_the_rate_a_day_needs_by_hand():
+    """k = 8 packed jobs at 2.3e13 FLOP/s each need the card at 1.84e14: a rate; at 1.3e14 each the card would need
+    1.04e15, above an H100's 9.89e14 dense bf16 peak, though one job's rate is below it: cannot fit at any rate."""
+    from iclab import packing
+
+    assert packing.day_rate(2.3e13, 8) == "2.3e+13 (the card 1.8e+14)"
+    assert packing.day_rate(1.3e14, 8) == "cannot fit at any rate"
+    assert packing.day_rate(1.3e14, 1) == "1.3e+14 (the card 1.3e+14)"
+    assert packing.day_rate(float("inf"), 1) == "cannot fit at any rate"
+
+
+def test_measured_gpu_hours_one_at_a_time_and_at_the_measured_packing_gain_by_hand():
+    """10 h and 38 h of GPU jobs: 48 GPU-hours (2.0 days); at a measured gain of 1.5 packed 32 hours, 1.3× a day."""
+    import pandas as pd
+
+    from iclab.cluster import GpuRates
+    from iclab.cost import measured_gpu
+
+    table = pd.DataFrame({"gpu_seconds": [36_000.0, 136_800.0, float("nan")],
+                          "basis": ["measured; GPU measured on Card X"] * 2 + ["measured"]})
+    rates = GpuRates(card="Card X", fits={})
+    pack = {"k": 2, "card": "Card X", "experiment": "single_index", "throughput_gain": 1.5}
+    text = measured_gpu(table, rates, pack)
+    assert "**48 GPU-hours one at a time (2.0 days)**" in text and "measured on Card X: 2 jobs" in text
+    assert "(1.50×): **32 hours (1.3 days)**, 1.3× over a day" in text
+    assert "not measured" in measured_gpu(table, rates, None)

@@ -177,10 +177,11 @@ def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
     overhead, per_flop = rates.fits[json.dumps({"compile": False, "cuda_graphs": False, "family": "gpt2",
                                                 "precision": "bfloat16", "tf32": False}, separators=(",", ":"))]
     assert (overhead, per_flop) == (pytest.approx(0.002), pytest.approx(1e-14))
-    bf16 = {"model": {"name": "gpt2"}, "train": {"precision": "bfloat16"}}
+    shapes = gpu_check.tier_shapes(GPU_DAY)
+    bf16, float32 = shapes[0].spec, shapes[2].spec  # single_index's bf16 GPT-2, probe_layers' float32 one
+    assert cluster.numerics(bf16)["precision"] == "bfloat16" and cluster.numerics(float32)["precision"] == "float32"
     assert rates.step_seconds(bf16, 2e12) == pytest.approx(0.022)
-    assert cluster.gpu_basis(bf16, rates) == "measured on Card X"
-    float32 = {"model": {"name": "gpt2"}, "train": {}}
+    assert cluster.gpu_basis(bf16, rates) == "fitted on Card X"
     assert rates.step_seconds(float32, 2e12) is None and cluster.gpu_basis(float32, rates) == "assumed 5e+12 FLOP/s"
     for bad, message in (("", "no rows"), ("card,key\nX,k\n", "no columns")):
         (tmp_path / "bad.csv").write_text(bad)
@@ -188,6 +189,31 @@ def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
             cluster.GpuRates.read(tmp_path / "bad.csv")
     with pytest.raises(UsageError, match="does not exist"):
         cluster.GpuRates.read(tmp_path / "absent.csv")
+
+
+def test_a_measured_shape_takes_its_own_rows_time_and_memory_and_other_shapes_the_family_fit(tmp_path):
+    """Two bf16 GPT-2 shapes timed at 0.012 and 0.032 s (1e12 and 3e12 FLOPs: fit 0.002 s + 1e-14 s a FLOP): the
+    second shape's job takes its own 0.032 s, not the fit's, and reserves 2 × (1e9 B of context + its measured
+    3,716 MiB) = 9,793 MB → 10,000 MB (500 MB steps), not the model's; a third shape of the family takes the fit
+    (0.022 s at 2e12 FLOPs), "fitted on" the card; a row with an error counts for nothing."""
+    spec = gpu_check.tier_shapes(GPU_DAY)[0].spec  # single_index's bf16 GPT-2
+    other = json.loads(json.dumps(spec))
+    other["train"]["batch_size"] = 7
+    fields = [*cluster.RATE_COLUMNS, "peak_memory_mb", "error"]
+    rows = [["Card X", "k0", 1e12, 0.012, 100.0, ""], ["Card X", cluster.step_key(spec), 3e12, 0.032, 3716.0, ""],
+            ["Card X", cluster.step_key(other), 2e12, 9.9, 1.0, "RuntimeError: planted"]]
+    with open(tmp_path / "rates.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(fields)
+        writer.writerows([card, key, "gpt2", "bfloat16", "false", "false", "false", "new", flops, seconds, mb, error]
+                         for card, key, flops, seconds, mb, error in rows)
+    rates = cluster.GpuRates.read(tmp_path / "rates.csv")
+    assert rates.step_seconds(spec, 3e12) == 0.032 and cluster.gpu_basis(spec, rates) == "measured on Card X"
+    assert cluster.device_memory_mb(spec, rates=rates) == 10_000
+    assert cluster.device_memory_mb(spec) != 10_000  # the model's reservation, without the measurement
+    assert rates.step_seconds(other, 2e12) == pytest.approx(0.022) and cluster.gpu_basis(other, rates) == (
+        "fitted on Card X")
+    assert cluster.device_memory_mb(other, rates=rates) == cluster.device_memory_mb(other)
 
 
 GPU_IMAGE_CHECK = GPU_IMAGE_PRELUDE + """

@@ -95,13 +95,17 @@ def cmd_cost(args: argparse.Namespace) -> None:
         name: ["theory"] * (registry[name].theory is not None) + ["aggregate", *registry[name].products]
         for name in config["experiments"]
     }
+    if args.pack is not None and (args.rates is None or args.node_cores is None or not args.pack.is_file()):
+        raise UsageError(f"--pack {args.pack}: needs --rates and --node-cores, and an existing result of "
+                         "`python -m iclab gpu-pack`")
     rates = None if args.rates is None else GpuRates.read(args.rates)
     full = build_plan(config)
     table = cost_table(full, smoke, products, rates)
     extra = ""
     if args.node_cores is not None:
         gpu_threads = config.get("gpu_threads", config["threads"])
-        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], args.packed)
+        pack = None if args.pack is None else json.loads(args.pack.read_text())
+        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], args.packed, rates, pack)
     if args.power is not None:
         extra += "\n" + effects_markdown(json.loads(args.power.read_text()), table)
     if args.out is not None:
@@ -509,6 +513,8 @@ def parser() -> argparse.ArgumentParser:
                    help="add the tier on one GPU node of C cores: k packed trainings per model family, wall time")
     s.add_argument("--packed", type=positive_int, metavar="K",
                    help="with --node-cores: pack K trainings at once (default: iclab.packing's k, by throughput and cores)")
+    s.add_argument("--pack", type=Path, metavar="FILE",
+                   help="with --node-cores and --rates: packed hours at the throughput gain of this `gpu-pack` result")
     s.add_argument("--power", type=Path, metavar="FILE",
                    help="add a row per effect from this result of benchmarks/gpu_day_power.py")
     s.set_defaults(run=cmd_cost)

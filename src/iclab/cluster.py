@@ -31,7 +31,7 @@ import csv
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -247,12 +247,17 @@ RATE_COLUMNS = ("card", "key", "family", "precision", "tf32", "compile", "cuda_g
 
 @dataclass(frozen=True)
 class GpuRates:
-    """GPU step times fitted to a rates file of ``iclab gpu-check``: for each model family and numerics measured
-    there (rows of the loop that trains, ``loop`` = "new"), seconds a step = overhead + FLOPs × seconds_per_flop, by
-    least squares over its shapes (overhead 0 where one shape was measured, or where the fit's would be negative)."""
+    """GPU step times and memory from a rates file of ``iclab gpu-check`` (rows of the loop that trains, ``loop`` =
+    "new", that measured without an error). A step whose shape and numerics (``step_key``) were timed takes its own
+    row's seconds, and its row's peak memory replaces ``device_bytes``' model; any other step of a family and numerics
+    measured there takes seconds = overhead + FLOPs × seconds_per_flop, by least squares over that family's shapes
+    (overhead 0 where one shape was measured, or where the fit's would be negative). A curriculum job's steps all
+    take its full shape's time (an upper bound: the check times the last stage)."""
 
     card: str
     fits: dict[str, tuple[float, float]]  # canonical_json(numerics) → (overhead s, seconds per FLOP)
+    shapes: dict[str, float] = field(default_factory=dict)  # step_key → seconds a step measured
+    memory_mb: dict[str, float] = field(default_factory=dict)  # step_key → peak allocated MB measured
 
     @classmethod
     def read(cls, path: Path) -> GpuRates:
@@ -266,21 +271,36 @@ class GpuRates:
             raise UsageError(f"GPU rates file {path}: {'no rows' if not rows else f'no columns {missing}'}; "
                              f"a file of `python -m iclab gpu-check` has the columns {', '.join(RATE_COLUMNS)}")
         points: dict[str, list[tuple[float, float]]] = {}
+        shapes, memory = {}, {}
         for row in rows:
-            if row["loop"] == "new":
-                measured = {key: json.loads(row[key]) for key in ("tf32", "compile", "cuda_graphs")}
-                key = canonical_json({"family": row["family"], "precision": row["precision"], **measured})
-                points.setdefault(key, []).append((float(row["flops_per_step"]), float(row["seconds_per_step"])))
-        return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()})
+            if row["loop"] != "new" or row.get("error") or not row["seconds_per_step"]:
+                continue
+            measured = {key: json.loads(row[key]) for key in ("tf32", "compile", "cuda_graphs")}
+            key = canonical_json({"family": row["family"], "precision": row["precision"], **measured})
+            points.setdefault(key, []).append((float(row["flops_per_step"]), float(row["seconds_per_step"])))
+            shapes[row["key"]] = float(row["seconds_per_step"])
+            if math.isfinite(float(row.get("peak_memory_mb") or "nan")):
+                memory[row["key"]] = float(row["peak_memory_mb"])
+        return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()},
+                   shapes=shapes, memory_mb=memory)
 
     def fit_of(self, job: dict[str, Any]) -> tuple[float, float] | None:
         """(overhead, seconds per FLOP) fitted for ``job``'s family and numerics, None where they were not measured."""
         return self.fits.get(canonical_json(numerics(job)))
 
     def step_seconds(self, job: dict[str, Any], flops_per_step: float) -> float | None:
-        """Seconds a step of ``job`` on this card, or None where its family and numerics were not measured."""
+        """Seconds a step of ``job`` on this card: its shape's row, else its family's fit, else None."""
+        if step_key(job) in self.shapes:
+            return self.shapes[step_key(job)]
         fit = self.fit_of(job)
         return None if fit is None else fit[0] + flops_per_step * fit[1]
+
+    def basis(self, job: dict[str, Any]) -> str | None:
+        """"measured on <card>" (the job's shape was timed), "fitted on <card>" (its family and numerics were), or
+        None."""
+        if step_key(job) in self.shapes:
+            return f"measured on {self.card}"
+        return f"fitted on {self.card}" if self.fit_of(job) is not None else None
 
 
 def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
@@ -295,10 +315,10 @@ def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
-    """Where a GPU estimate of ``job`` comes from: "measured on <card>" or "assumed <rate>"."""
-    if rates is not None and rates.fit_of(job) is not None:
-        return f"measured on {rates.card}"
-    return f"assumed {RATE['gpu']:.0e} FLOP/s"
+    """Where a GPU estimate of ``job`` comes from: "measured on <card>" (its shape), "fitted on <card>" (its family's
+    fit) or "assumed <rate>"."""
+    basis = rates.basis(job) if rates is not None else None
+    return basis or f"assumed {RATE['gpu']:.0e} FLOP/s"
 
 
 def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = None) -> float:
@@ -375,20 +395,24 @@ def host_bytes(job: dict[str, Any], on: str) -> float:
     return BASE_MEMORY_BYTES + 16 * size.parameters + held
 
 
-def device_bytes(job: dict[str, Any]) -> float:
-    """Estimated GPU memory of the training job when it trains on a GPU, before SAFETY: the CUDA context, the
-    weights, gradients and Adam's moments (16 bytes a parameter) and the activations of one step."""
+def device_bytes(job: dict[str, Any], rates: GpuRates | None = None) -> float:
+    """Estimated GPU memory of the training job when it trains on a GPU, before SAFETY: the CUDA context, and the
+    peak of torch's allocations that ``rates`` measured at the job's shape, or else the model's: the weights,
+    gradients and Adam's moments (16 bytes a parameter) and the activations of one step."""
+    measured = None if rates is None else rates.memory_mb.get(step_key(job))
+    if measured is not None:
+        return CUDA_CONTEXT_BYTES + measured * 2**20
     size = model_size(job)
     return CUDA_CONTEXT_BYTES + 16 * size.parameters + size.activation_bytes
 
 
-def device_memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
+def device_memory_mb(job: dict[str, Any], gpus_allowed: bool = True, rates: GpuRates | None = None) -> int:
     """GPU memory a training job reserves (MB; Snakemake resource ``gpu_mem_mb``): ``device_bytes`` × SAFETY,
     rounded up to 500 MB, for a job that trains on a GPU; 0 for the rest. A local run given
     ``--resources gpu_mem_mb=<the card's>`` starts no more packed trainings than fit the card."""
     if not gpus(job, gpus_allowed):
         return 0
-    return 500 * math.ceil(SAFETY * device_bytes(job) / 1e6 / 500)
+    return 500 * math.ceil(SAFETY * device_bytes(job, rates) / 1e6 / 500)
 
 
 def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:

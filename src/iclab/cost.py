@@ -390,16 +390,36 @@ def without_each(table: pd.DataFrame, full: Plan, k: int) -> pd.DataFrame:
         groups = gpu_groups(full, table, leave_out=experiment)
         rows.append({"without": experiment, "GPU jobs": len(groups),
                      "packed hours": packing.packed_seconds(groups, k) / 3600,
-                     "FLOP/s a job for 24 h": packing.rate_for(groups, k)})
+                     "FLOP/s a job for 24 h": packing.day_rate(packing.rate_for(groups, k), k)})
     return pd.DataFrame(rows)
 
 
-def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int, k: int | None = None) -> str:
-    """The tier on one GPU node of ``cores`` cores: k per model family (``packing``), the GPU jobs' wall time packed
-    k at a time within the card's memory (k: ``packing.slots`` unless given), the CPU jobs' on the cores left, and
+def measured_gpu(table: pd.DataFrame, rates: cluster.GpuRates, pack: dict[str, Any] | None) -> str:
+    """With a rates file of ``gpu-check``: the GPU jobs' hours one at a time at the rates it measured (``basis``: the
+    job's shape, or its family's fit), and packed at the throughput gain ``gpu-pack`` measured (``pack``, its
+    result), each against a day."""
+    alone_h = table["gpu_seconds"].sum() / 3600
+    lines = [f"At the rates measured on {rates.card} ({gpu_bases(table)}): **{alone_h:,.0f} GPU-hours one at a time "
+             f"({alone_h / 24:,.1f} days)**."]
+    if pack is None:
+        lines.append("Packing was not measured for it (`gpu-pack`): the packed hours below are modelled.")
+    else:
+        packed_h = alone_h / pack["throughput_gain"]
+        lines.append(f"Packed {pack['k']} at a time at the throughput gain `gpu-pack` measured on {pack['card']} at "
+                     f"{pack['experiment']}'s shape ({pack['throughput_gain']:.2f}×): **{packed_h:,.0f} hours "
+                     f"({packed_h / 24:,.1f} days)**, {'within' if packed_h <= 24 else f'{packed_h / 24:.1f}× over'} "
+                     "a day.")
+    return " ".join(lines) + "\n"
+
+
+def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int, k: int | None = None,
+            rates: cluster.GpuRates | None = None, pack: dict[str, Any] | None = None) -> str:
+    """The tier on one GPU node of ``cores`` cores: with ``rates``, its hours at the measured rates
+    (``measured_gpu``); then k per model family (``packing``), the GPU jobs' wall time packed k at a time within the
+    card's memory (k: ``packing.slots`` unless given) at the assumed rates, the CPU jobs' on the cores left, and
     the FLOP/s that fits the GPU jobs in 24 h."""
     groups = gpu_groups(full, table)
-    families = packing.family_packing([job for group in groups for job in group], cores, gpu_threads)
+    families = packing.family_packing([job for group in groups for job in group], cores, gpu_threads, rates=rates)
     k = packing.slots(cores, gpu_threads) if k is None else k
     alone_h = table["gpu_seconds"].sum() / 3600
     packed_h = packing.packed_seconds(groups, k) / 3600
@@ -410,6 +430,10 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
     if math.isinf(rate):
         fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: their start-ups and per-step "
                f"overheads alone (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) take {overhead_h:,.1f} h.")
+    elif packing.day_rate(rate, k).startswith("cannot"):
+        fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: each would need {rate:.2g} "
+               f"FLOP/s, the card {k * rate:.2g}, above the {packing.CARD_PEAK_FLOPS:.2g} dense bf16 peak of the "
+               f"fastest card (an H100 SXM or H200).")
     else:
         fit = (f"**To fit the GPU jobs in 24 h** packed {k} at a time, each must sustain {rate:.2g} FLOP/s, the card "
                f"{k * rate:.2g} FLOP/s ({k * rate / packing.DEVICE_RATE:.2g}× the {packing.DEVICE_RATE:.0e} assumed "
@@ -422,6 +446,7 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
     return "\n".join([
         f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card), k = {k} packed",
         "",
+        *([measured_gpu(table, rates, pack)] if rates is not None else []),
         f"Modelled (iclab.packing), not measured. {len(groups)} GPU jobs: {alone_h:,.0f} GPU-hours one at a time at "
         f"{gpu_bases(table)}; packed {k} at a time **{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**. The CPU "
         f"jobs: {cpu_h:,.0f} hours of this machine's CPU, on the {slots} job slots of {threads} threads left beside "

@@ -29,6 +29,9 @@ DEVICE_MEMORY_MB = 80_000  # one 80 GB card (H100, A100 80 GB)
 # 20 × one job's assumed rate (cluster.RATE["gpu"]): small matrices leave one job far below the card's peak
 DEVICE_RATE = 1e14
 DAY_S = 24 * 3600.0
+# No card runs faster: the dense bf16 peak of an H100 SXM (and H200) by NVIDIA's data sheet, the fastest card a GPU
+# tier targets; a packed card needing more cannot fit at any rate
+CARD_PEAK_FLOPS = 989e12
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,8 @@ def family(job: dict[str, Any]) -> str:
     return job["model"]["name"]
 
 
-def family_packing(jobs: list[dict[str, Any]], cores: int, gpu_threads: int,
-                   device_mb: int = DEVICE_MEMORY_MB) -> list[FamilyPacking]:
+def family_packing(jobs: list[dict[str, Any]], cores: int, gpu_threads: int, device_mb: int = DEVICE_MEMORY_MB,
+                   rates: cluster.GpuRates | None = None) -> list[FamilyPacking]:
     """k of each family of the GPU training ``jobs`` (module docstring), a family's k set by its largest job."""
     by_family: dict[str, list[dict[str, Any]]] = {}
     for job in jobs:
@@ -67,7 +70,7 @@ def family_packing(jobs: list[dict[str, Any]], cores: int, gpu_threads: int,
     by_cores = max(1, (cores // 2) // gpu_threads)
     rows = []
     for name, members in by_family.items():
-        by_memory = max(1, device_mb // max(cluster.device_memory_mb(job) for job in members))
+        by_memory = max(1, device_mb // max(cluster.device_memory_mb(job, rates=rates) for job in members))
         rows.append(FamilyPacking(name, len(members), min(by_memory, by_throughput, by_cores), by_memory,
                                   by_throughput, by_cores))
     return rows
@@ -98,9 +101,9 @@ def job_seconds(job: dict[str, Any], per_job_rate: float) -> float:
     return cluster.seconds_at(cluster.model_size(job), "gpu", per_job_rate)
 
 
-def group_mb(group: list[dict[str, Any]]) -> int:
+def group_mb(group: list[dict[str, Any]], rates: cluster.GpuRates | None = None) -> int:
     """The GPU memory a training job of ``group``'s models reserves (the rule's ``gpu_mem_mb``)."""
-    return max(cluster.device_memory_mb(job) for job in group)
+    return max(cluster.device_memory_mb(job, rates=rates) for job in group)
 
 
 def wall_seconds(groups: list[list[dict[str, Any]]], k: int, per_job_rate: float,
@@ -129,6 +132,14 @@ def rate_for(groups: list[list[dict[str, Any]]], k: int, wall_s: float = DAY_S,
         middle = math.sqrt(low * high)
         low, high = (middle, high) if wall_seconds(groups, k, middle, device_mb) > wall_s else (low, middle)
     return high
+
+
+def day_rate(rate: float, k: int) -> str:
+    """The FLOP/s a packed job needs for 24 h (``rate_for``), as the cost table prints it: "cannot fit at any rate"
+    where it is infinite or the k jobs together need more than ``CARD_PEAK_FLOPS``, else the rate and the card's."""
+    if math.isinf(rate) or k * rate > CARD_PEAK_FLOPS:
+        return "cannot fit at any rate"
+    return f"{rate:.2g} (the card {k * rate:.2g})"
 
 
 def overhead_seconds(groups: list[list[dict[str, Any]]], k: int, device_mb: int = DEVICE_MEMORY_MB) -> float:
