@@ -236,3 +236,24 @@ def test_a_gpu_training_reserves_its_weights_gradients_and_adams_moments_twice_o
     assert reserved >= cluster.SAFETY * (cluster.CUDA_CONTEXT_BYTES + 16 * parameters)
     assert cluster.device_memory_mb(job | {"model": {"name": "lsa"}}) == 0
     assert cluster.device_memory_mb(job, gpus_allowed=False) == 0
+
+
+def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
+    """single_index's GPT-2 on gpu_day (12 layers × 256, 514 tokens, batch 64, bf16, gelu_pytorch_tanh): 394,752
+    token-layers × 256 × 34 B = 3,435,921,408 B of activations (no attention scores: SDPA stores none), 9,437,184
+    parameters × 16 B, 1e9 B of CUDA context: × 2 = 9,174 MB → 9,500 MB reserved. With the scores' term (the old
+    model) it reserved 49,000; counting bf16 as float32 would give 16,500; gelu_new adds 40 B a unit under bf16 and
+    48 in float32 (its float32 intermediates); a block without its MLP keeps 13."""
+    from iclab.gpu_check import tier_shapes
+
+    spec = tier_shapes(ROOT / "config" / "gpu_day.yaml")[0].spec
+    assert spec["model"]["activation"] == "gelu_pytorch_tanh" and spec["train"]["precision"] == "bfloat16"
+    size = cluster.model_size(spec)
+    assert size.parameters == 9_437_184 and size.on_device == 394_752 * 256 * 34
+    assert cluster.device_memory_mb(spec) == 9_500
+    as_gelu_new = spec | {"model": spec["model"] | {"activation": "gelu_new"}}
+    assert cluster.model_size(as_gelu_new).on_device == 394_752 * 256 * (34 + 40)
+    as_float32 = spec | {"train": spec["train"] | {"precision": "float32"}}
+    assert cluster.model_size(as_float32).on_device == 394_752 * 256 * 68
+    no_mlp = spec | {"model": spec["model"] | {"activation": "gelu_new", "mlp": False}}
+    assert cluster.model_size(no_mlp).on_device == 394_752 * 256 * 13  # attention 11 and one layer norm 2

@@ -80,6 +80,12 @@ class Size:
     parameters: float
     activation_bytes: float
     token_layers: float = 0.0  # a sequence model's prompts × tokens × layers of one step (``TOKEN_LAYER_S``)
+    device_activation_bytes: float | None = None  # on a GPU, where they differ (GPT-2: ``gpt2_device_activations``)
+
+    @property
+    def on_device(self) -> float:
+        """The activation bytes one step keeps on a GPU."""
+        return self.activation_bytes if self.device_activation_bytes is None else self.device_activation_bytes
 
 
 def curriculum_stages(task: dict[str, Any], train: dict[str, Any]) -> list[tuple[int, int]]:
@@ -136,7 +142,30 @@ def gpt2_step_size(model: dict[str, Any], n: int, train: dict[str, Any]) -> Size
     attention = (layers - 1) * tokens**2 + read * tokens  # query-key pairs
     flops = batch * (6 * dense * embd**2 + 12 * attention * embd)
     activations = 2 * tokens * batch * embd * layers * (34 + 5 * heads * tokens / embd)
-    return Size(flops, train["steps"], parameters, activations, batch * tokens * layers)
+    on_device = gpt2_device_activations(model, train, batch * tokens * layers)
+    return Size(flops, train["steps"], parameters, activations, batch * tokens * layers, on_device)
+
+
+# Bytes a GPT-2 training step keeps a token, layer and embedding unit on a GPU: Korthikanti et al. 2022's 34 at 16
+# bits (attention 11, MLP 19, the two layer norms 4) without their attention term 5·a·s/h (the T × T scores, softmax
+# and dropout mask): SDPA's fused kernels store none of it, only the output and a logsumexp a row; 13 without the MLP
+# and its layer norm. Twice that in float32. gelu_new is seven elementwise ops whose saved intermediates add, a 4E-wide token: in
+# float32 tanh's output, 0.5·x and 1 + tanh (3 × 4 × 4 B = 48); under bf16 autocast, where CUDA runs pow and what
+# follows in float32, tanh's output and 1 + tanh in float32 and 0.5·x in bf16 (2 × 16 + 8 = 40); a fused GELU
+# saves only its input, already counted. Checked against one step's peak on the CPU and on an H200
+# (benchmarks/gpu_memory_model.py, benchmarks/results/gpu_memory_model.json).
+GPT2_SDPA_BYTES = {True: 34, False: 13}  # by whether the block has its MLP
+GELU_NEW_EXTRA_BYTES = {"float32": 48, "bfloat16": 40}
+
+
+def gpt2_device_activations(model: dict[str, Any], train: dict[str, Any], token_layers: float) -> float:
+    """Activation bytes of a GPT-2 step on a GPU (SDPA attention) over ``token_layers`` = prompts × tokens × layers:
+    ``GPT2_SDPA_BYTES`` a unit at 16 bits (twice in float32), plus ``GELU_NEW_EXTRA_BYTES`` under gelu_new."""
+    precision, mlp = train.get("precision", "float32"), model.get("mlp", True)
+    per_unit = GPT2_SDPA_BYTES[mlp] * (2 if precision == "float32" else 1)
+    if mlp and model.get("activation", "gelu_new") == "gelu_new":
+        per_unit += GELU_NEW_EXTRA_BYTES[precision]
+    return token_layers * model["n_embd"] * per_unit
 
 
 def lstm_size(model: dict[str, Any], task: dict[str, Any], train: dict[str, Any]) -> Size:
@@ -403,7 +432,7 @@ def device_bytes(job: dict[str, Any], rates: GpuRates | None = None) -> float:
     if measured is not None:
         return CUDA_CONTEXT_BYTES + measured * 2**20
     size = model_size(job)
-    return CUDA_CONTEXT_BYTES + 16 * size.parameters + size.activation_bytes
+    return CUDA_CONTEXT_BYTES + 16 * size.parameters + size.on_device
 
 
 def device_memory_mb(job: dict[str, Any], gpus_allowed: bool = True, rates: GpuRates | None = None) -> int:
