@@ -126,7 +126,7 @@ def cmd_gpu_pack(args: argparse.Namespace) -> None:
     from iclab.gpu_pack import pack, worker
 
     if args.worker is not None:
-        worker(args.worker, args.device, args.steps, args.out)
+        worker(args.worker, args.device, args.steps, args.out, args.start_at)
     else:
         print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny, args.shape))
 
@@ -540,6 +540,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--worker", metavar="SPEC", help=argparse.SUPPRESS)  # one training, in its own process
     s.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
     s.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    s.add_argument("--start-at", type=float, help=argparse.SUPPRESS)  # epoch seconds of the first step
     s.set_defaults(run=cmd_gpu_pack)
 
     s = sub.add_parser("decide", help="plan the second look: the seeds each inconclusive claim needs, within a budget")

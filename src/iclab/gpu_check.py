@@ -184,10 +184,11 @@ def timed_steps(job: TrainJob, device: torch.device, old_loop: bool, steps: int,
     return trained_and_timed(job, device, old_loop, steps, cap_s)[1]
 
 
-def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps: int, cap_s: float
-                      ) -> tuple[torch.nn.Module, dict[str, Any], tuple[float, float]]:
-    """``timed_steps``, under the training loop's deterministic kernels: the model it trained, the timing and the
-    timed window (epoch seconds)."""
+def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps: int, cap_s: float,
+                      start_at: float | None = None) -> tuple[torch.nn.Module, dict[str, Any], tuple[float, float]]:
+    """``timed_steps``, under the training loop's deterministic kernels, its first step not before ``start_at``
+    (epoch seconds; packed processes start their steps together): the model it trained, the timing and the timed
+    window (epoch seconds)."""
     cfg, task = job.train, task_from_dict(job.task)
     torch.manual_seed(job.seed)
     model = build_model(job.model, task.d).to(device)
@@ -199,6 +200,8 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
     if device.type == "cuda":  # the cache of earlier timings freed: the reservations are this timing's own
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.time()))
     started = time.perf_counter()
     with (warnings.catch_warnings(record=True) as raised, deterministic_kernels(device, cfg.allow_nondeterministic),
           matmul_precision(cfg.tf32), feed, step_model(model, job, backend) as forward):

@@ -37,19 +37,21 @@ from iclab.gpu_check import (WARMUP_STEPS, Shape, card_name, file_card, longest,
 from iclab.jobs import TrainJob
 
 
-def train_and_time(job: TrainJob, device: torch.device, steps: int) -> dict[str, Any]:
+def train_and_time(job: TrainJob, device: torch.device, steps: int, start_at: float | None = None) -> dict[str, Any]:
     """``job`` trained ``steps`` steps from its seed in the training loop (``gpu_check.trained_and_timed``, no time
-    cap): its weights' digest, seconds a step after the warm-up, the timed window (epoch seconds) and peak memory."""
-    model, timing, window = trained_and_timed(job, device, False, steps - WARMUP_STEPS, math.inf)
+    cap, its first step not before ``start_at``): its weights' digest, seconds a step after the warm-up, the timed
+    window (epoch seconds) and peak memory."""
+    model, timing, window = trained_and_timed(job, device, False, steps - WARMUP_STEPS, math.inf, start_at)
     return {"sha256": weights_digest(model), "seconds_per_step": timing["seconds_per_step"], "window": list(window),
             "peak_memory_mb": timing["peak_memory_mb"]}
 
 
 def launch(spec: dict[str, Any], device: str, steps: int, copies: int, scratch: Path) -> list[dict[str, Any]]:
-    """``copies`` worker processes (``gpu-pack --worker``) started together on ``spec``; their results."""
+    """``copies`` worker processes (``gpu-pack --worker``) on ``spec``, their first steps together ``BARRIER_S``
+    seconds after their start (their imports and model builds take some of it); their results."""
     outs = [scratch / f"worker_{time.monotonic_ns()}_{i}.json" for i in range(copies)]
     command = [sys.executable, "-m", "iclab", "gpu-pack", "--worker", json.dumps(spec), "--device", device,
-               "--steps", str(steps)]
+               "--steps", str(steps), "--start-at", str(time.time() + BARRIER_S)]
     workers = [subprocess.Popen(command + ["--out", str(out)], env=os.environ.copy()) for out in outs]
     for worker in workers:
         if worker.wait() != 0:
@@ -84,6 +86,9 @@ def chosen_shape(config: Path, which: str) -> Shape:
 
 
 SHAPES = ("busiest", "longest", "lstm")
+# Seconds from starting the workers to their first steps: the GPU image's imports and a model build take ~10 (the
+# first H200 run); the LSTM's windows overlapped 22% when each started as soon as it could (the second)
+BARRIER_S = 20.0
 
 
 def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool, which: str = "busiest") -> Path:
@@ -114,6 +119,7 @@ def pack(config: Path, out_dir: Path, k: int, steps: int, tiny_shape: bool, whic
     return path
 
 
-def worker(spec: str, device: str, steps: int, out: Path) -> None:
+def worker(spec: str, device: str, steps: int, out: Path, start_at: float | None = None) -> None:
     """One packed or lone training (``gpu-pack --worker``): its ``train_and_time`` written to ``out``."""
-    write_text(out, json.dumps(train_and_time(TrainJob.from_dict(json.loads(spec)), torch.device(device), steps)))
+    result = train_and_time(TrainJob.from_dict(json.loads(spec)), torch.device(device), steps, start_at)
+    write_text(out, json.dumps(result))
