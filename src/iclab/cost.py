@@ -448,7 +448,9 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
         "",
         *([measured_gpu(table, rates, pack)] if rates is not None else []),
         f"Modelled (iclab.packing), not measured. {len(groups)} GPU jobs: {alone_h:,.0f} GPU-hours one at a time at "
-        f"{gpu_bases(table)}; packed {k} at a time **{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**. The CPU "
+        f"{gpu_bases(table)}; packed {k} at a time at packing's assumed rates ({cluster.RATE['gpu']:.0e} FLOP/s a "
+        f"job, {packing.DEVICE_RATE:.0e} the card{'; the measured rates above supersede them' if rates else ''}) "
+        f"**{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**. The CPU "
         f"jobs: {cpu_h:,.0f} hours of this machine's CPU, on the {slots} job slots of {threads} threads left beside "
         f"the GPU's {k} × {gpu_threads} (~{cpu_h / slots:,.1f} hours if they spread evenly).",
         "",
