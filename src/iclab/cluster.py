@@ -319,8 +319,9 @@ class GpuRates:
 
     def step_seconds(self, job: dict[str, Any], flops_per_step: float) -> float | None:
         """Seconds a step of ``job`` on this card: its shape's row, else its family's fit, else None."""
-        if step_key(job) in self.shapes:
-            return self.shapes[step_key(job)]
+        measured = self.shapes.get(step_key(job))
+        if measured is not None:
+            return measured
         fit = self.fit_of(job)
         return None if fit is None else fit[0] + flops_per_step * fit[1]
 

@@ -430,7 +430,7 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
     if math.isinf(rate):
         fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: their start-ups and per-step "
                f"overheads alone (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) take {overhead_h:,.1f} h.")
-    elif packing.day_rate(rate, k).startswith("cannot"):
+    elif packing.beyond_any_card(rate, k):
         fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: each would need {rate:.2g} "
                f"FLOP/s, the card {k * rate:.2g}, above the {packing.CARD_PEAK_FLOPS:.2g} dense bf16 peak of the "
                f"fastest card (an H100 SXM or H200).")

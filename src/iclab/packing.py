@@ -134,10 +134,15 @@ def rate_for(groups: list[list[dict[str, Any]]], k: int, wall_s: float = DAY_S,
     return high
 
 
+def beyond_any_card(rate: float, k: int) -> bool:
+    """Whether k packed jobs at ``rate`` FLOP/s each need more than ``CARD_PEAK_FLOPS`` (or an infinite rate)."""
+    return math.isinf(rate) or k * rate > CARD_PEAK_FLOPS
+
+
 def day_rate(rate: float, k: int) -> str:
     """The FLOP/s a packed job needs for 24 h (``rate_for``), as the cost table prints it: "cannot fit at any rate"
-    where it is infinite or the k jobs together need more than ``CARD_PEAK_FLOPS``, else the rate and the card's."""
-    if math.isinf(rate) or k * rate > CARD_PEAK_FLOPS:
+    where it is ``beyond_any_card``, else the rate and the card's."""
+    if beyond_any_card(rate, k):
         return "cannot fit at any rate"
     return f"{rate:.2g} (the card {k * rate:.2g})"
 
