@@ -226,51 +226,54 @@ def test_gpu_seconds_host_memory_runtimes_and_totals_match_the_hand_worked_value
     assert "Card X: 4 jobs" in markdown(table, "tier", "smoke")
 
 
-def test_every_gpu_number_says_whether_it_was_measured_or_assumed(tmp_path, gpu_tier):
+def test_every_gpu_number_says_whether_it_was_measured_or_estimated(tmp_path, gpu_tier):
     """Without a rates file, or with one that measured another family (the LSTM), every GPT-2 row's GPU seconds are
-    labelled assumed, at the assumed rate (5e12 FLOP/s, 0.01 s a step); no CPU row has a GPU label."""
+    labelled estimated from anchors: a 1-layer GPT-2's step is the host's 7 ms + 3.76 ms (its device time, 79,104 FLOPs
+    and a few kB, is nanoseconds): 300 + 1000 · 0.01076 s; no CPU row has a GPU label."""
     lstm_only = tmp_path / "lstm.csv"
     lstm_only.write_text(",".join(cluster.RATE_COLUMNS) + "\nCard X,k,lstm,float32,false,false,false,new,1e6,0.011\n")
     for rates in (None, cluster.GpuRates.read(lstm_only)):
         table = cost_table(build_plan(gpu_tier), None, {"ltb_gap": [], "ltb_table1": []}, rates)
         gpt2 = table[table["gpu_seconds"].notna()]
-        assert len(gpt2) == 4 and gpt2["basis"].str.endswith("; GPU assumed 5e+12 FLOP/s").all()
-        for _, job in gpt2.iterrows():
-            assert job["gpu_seconds"] == pytest.approx(300 + 1000 * (0.01 + GPT2_FLOPS[job["what"][:-3]] / 5e12))
+        assert len(gpt2) == 4 and gpt2["basis"].str.endswith("; GPU estimated (anchors)").all()
+        assert gpt2["gpu_seconds"].tolist() == pytest.approx([300 + 1000 * 0.01076] * 4, rel=1e-6)
         assert not table.loc[table["gpu_seconds"].isna(), "basis"].str.contains("GPU").any()
 
 
-def test_a_rates_file_at_ten_times_the_assumed_rate_cuts_the_gpt2_hours_by_the_models_factor(tmp_path, tier):
+def test_a_rates_file_replaces_the_anchors_estimate_for_the_shapes_and_family_it_timed(tmp_path, tier):
     """Table 1's GPT-2s at the paper's size (d = 20, n = 40, width 128, 6 layers, 4 heads, batch 64, 500k steps):
     T = 41 token-matrix tokens read at the last; dense = 5 · 12 · 41 + 2 · 41 + 10 = 2,552 E² with the MLP and
     5 · 4 · 41 + 2 · 41 + 2 = 904 without, attention 5 · 41² + 41 = 8,446 pairs: F = 64 · (6 · 2552 · 128² + 12 ·
-    8446 · 128) = 16,886,071,296 and 64 · (6 · 904 · 128² + 12 · 8446 · 128) = 6,517,751,808 FLOPs a step. A file
-    of 0.01 s + F / 5e13 (ten times 5e12 FLOP/s, the assumed overhead) makes each job 300 + 5e5 · (0.01 + F / 5e13)
-    s against 300 + 5e5 · (0.01 + F / 5e12): 1.194 times fewer GPU-hours, not ten (the step overhead stays)."""
+    8446 · 128) = 16,886,071,296 and 64 · (6 · 904 · 128² + 12 · 8446 · 128) = 6,517,751,808 FLOPs a step. By the
+    anchors each is host-bound, 7 ms + 6 · 3.76 ms = 29.56 ms a step (its device time: F at 9% of 989e12 is 190 and
+    73 µs); a file fitted on two shapes at 0.01 s + F / 5e13 makes each 0.01 + F / 5e13 s a step: the hours' ratio is
+    2 · (300 + 5e5 · 0.02956) = 30,160 over (300 + 5,168.9) + (300 + 5,065.2) = 10,834.1: 2.7838."""
     paper_size = {"d": 20, "n": 40, "beta_star_norm": [0.0], "psi": 1.0, "sigma": 0.05, "seeds": [0],
                   "model": {"n_embd": 128, "n_layer": 6, "n_head": 4},
                   "train": {"steps": 500_000, "batch_size": 64, "lr": 1e-4, "precision": "bfloat16"}}
     plan = build_plan(validate(tier | {"experiments": {"ltb_table1": paper_size}}))
     flops = (16_886_071_296, 6_517_751_808)
-    ten_times = rates_file(tmp_path / "rates.csv", [(1e9, 0.01 + 1e9 / 5e13), (1e10, 0.01 + 1e10 / 5e13)])
+    fitted = rates_file(tmp_path / "rates.csv", [(1e9, 0.01 + 1e9 / 5e13), (1e10, 0.01 + 1e10 / 5e13)])
     hours = {}
-    for name, rates in (("assumed", None), ("measured", ten_times)):
+    for name, rates in (("anchors", None), ("measured", fitted)):
         table = cost_table(plan, None, {"ltb_table1": []}, rates)
         hours[name] = totals(table).loc["tier", "gpu_hours"]
-    factor = sum(300 + 5e5 * (0.01 + f / 5e12) for f in flops) / sum(300 + 5e5 * (0.01 + f / 5e13) for f in flops)
-    assert hours["assumed"] / hours["measured"] == pytest.approx(factor, rel=1e-9)
-    assert factor == pytest.approx(1.194, abs=5e-4)
+    factor = 2 * (300 + 5e5 * 0.02956) / sum(300 + 5e5 * (0.01 + f / 5e13) for f in flops)
+    assert hours["anchors"] / hours["measured"] == pytest.approx(factor, rel=1e-9)
+    assert factor == pytest.approx(2.7838, abs=5e-4)
 
 
 def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_path):
-    """gpu_day's cost on one node: the packed schedule (k = 8 on 16 cores, a packed training's 1 thread each) and the
-    24-hour rate, then a row per effect of its power file with its experiment's GPU-hours."""
+    """gpu_day's cost on one node, packed at the H100's measured gain for the GPT-2s (k = 2) and none measured for
+    the LSTM, against a day; then a row per effect of its power file with its experiment's GPU-hours."""
     power = REPO / "benchmarks" / "results" / "gpu_day_power.json"
+    pack = REPO / "benchmarks" / "results" / "gpu_h100_2026-11-28" / "gpu_pack_longest_nvidia_h100_80gb_hbm3.json"
     main(["cost", "--config", str(REPO / "config" / "gpu_day.yaml"), "--node-cores", "16", "--power", str(power),
-          "--out", str(tmp_path / "cost")])
+          "--pack", str(pack), "--out", str(tmp_path / "cost")])
     printed = capsys.readouterr().out
-    assert "## One GPU node (16 cores, a 80 GB card), k = 8 packed" in printed
-    assert "To fit the GPU jobs in 24 h" in printed or "cannot fit in 24 h" in printed
+    assert "## One GPU node (16 cores, a 80 GB card)" in printed and "A day: **" in printed
+    assert "| gpt2     |     77 |" in printed and "measured on NVIDIA H100 80GB HBM3 at single_index's shape" in printed
+    assert "not measured: one at a time" in printed  # the LSTM
     table = pd.read_csv(tmp_path / "cost.csv")
     effects = printed.split("## The effects")[1]
     for row in json.loads(power.read_text())["effects"]:
@@ -280,29 +283,39 @@ def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_pat
     assert (tmp_path / "cost.md").read_text().rstrip().endswith(effects.rstrip())
 
 
-def test_the_cards_peak_caps_the_rate_a_day_needs_by_hand():
-    """k = 8 packed jobs at 2.3e13 FLOP/s each need the card at 1.84e14: a rate; at 1.3e14 each the card would need
-    1.04e15, above an H100's 9.89e14 dense bf16 peak, though one job's rate is below it: cannot fit at any rate."""
+def test_the_cards_peak_caps_what_a_day_needs_by_hand():
+    """A day against the packed hours and the floor of the card's peak: 25 h of FLOPs at the peak cannot fit at any
+    rate, however few the packed hours; 48 packed hours over a 2-hour floor need 2× faster steps, which the peak
+    allows up to 24×; 20 packed hours fit."""
     from iclab import packing
 
-    assert packing.day_rate(2.3e13, 8) == "2.3e+13 (the card 1.8e+14)"
-    assert packing.day_rate(1.3e14, 8) == "cannot fit at any rate"
-    assert packing.day_rate(1.3e14, 1) == "1.3e+14 (the card 1.3e+14)"
-    assert packing.day_rate(float("inf"), 1) == "cannot fit at any rate"
+    hour = 3600.0
+    assert packing.day_verdict(30 * hour, 25 * hour).startswith("cannot fit at any rate: their FLOPs alone take 25.0 h")
+    assert packing.day_verdict(48 * hour, 2 * hour) == (
+        "2× over: their steps would have to run 2× faster (the card's peak allows up to 24×)")
+    assert packing.day_verdict(20 * hour, 2 * hour) == "fits: 20.0 h of 24"
 
 
-def test_measured_gpu_hours_one_at_a_time_and_at_the_measured_packing_gain_by_hand():
-    """10 h and 38 h of GPU jobs: 48 GPU-hours (2.0 days); at a measured gain of 1.5 packed 32 hours, 1.3× a day."""
-    import pandas as pd
+def test_packed_hours_at_each_familys_measured_gain_by_hand():
+    """Two GPT-2 jobs of 10 h and 38 h packed at a measured gain of 1.5 (k = 2) take 32 h of the card; an LSTM job
+    of 4 h, its family not measured, runs alone: 36 h. A gain measured at k = 2 does not apply where the card holds
+    only one of the family's largest reservation: 48 h."""
+    from iclab import packing
 
-    from iclab.cluster import GpuRates
-    from iclab.cost import measured_gpu
-
-    table = pd.DataFrame({"gpu_seconds": [36_000.0, 136_800.0, float("nan")],
-                          "basis": ["measured; GPU measured on Card X"] * 2 + ["measured"]})
-    rates = GpuRates(card="Card X", fits={})
-    pack = {"k": 2, "card": "Card X", "experiment": "single_index", "throughput_gain": 1.5}
-    text = measured_gpu(table, rates, pack)
-    assert "**48 GPU-hours one at a time (2.0 days)**" in text and "measured on Card X: 2 jobs" in text
-    assert "(1.50×): **32 hours (1.3 days)**, 1.3× over a day" in text
-    assert "not measured" in measured_gpu(table, rates, None)
+    gpt2 = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1}, "task": {"d": 3, "n_points": 6},
+            "train": {"steps": 10, "batch_size": 8}}
+    lstm = {"model": {"name": "lstm", "hidden": 8, "n_layer": 1}, "task": {"d": 3, "n_points": 6},
+            "train": {"steps": 10, "batch_size": 8}}
+    measured = packing.gains([{"spec": {"model": {"name": "gpt2"}}, "k": 2, "throughput_gain": 1.5,
+                               "card": "Card X", "experiment": "single_index"},
+                              {"spec": {"model": {"name": "gpt2"}}, "k": 4, "throughput_gain": 1.9,
+                               "card": "Card X", "experiment": "zfb_figure1"}])
+    assert measured["gpt2"].gain == 1.5  # the smaller of two measured
+    families = packing.family_packing([[gpt2], [gpt2], [lstm]], [10 * 3600, 38 * 3600, 4 * 3600], measured)
+    assert [(f.family, f.k, f.gain, f.packed_s / 3600) for f in families] == [("gpt2", 2, 1.5, 32), ("lstm", 1, 1, 4)]
+    assert packing.packed_seconds(families) / 3600 == 36
+    assert families[1].basis == "not measured: one at a time"
+    crowded = packing.family_packing([[gpt2], [gpt2]], [10 * 3600, 38 * 3600], measured,
+                                     device_mb=cluster.device_memory_mb(gpt2) + 1)  # holds one
+    assert (crowded[0].by_memory, crowded[0].k, crowded[0].packed_s / 3600) == (1, 1, 48)
+    assert crowded[0].basis == "k = 2 measured does not fit the card: one at a time"

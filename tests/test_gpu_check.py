@@ -166,7 +166,7 @@ def test_without_cuda_the_real_check_refuses_in_one_line(monkeypatch, tmp_path):
 def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
     """Hand-made rates: two bf16 GPT-2 shapes at 1e12 and 3e12 FLOPs a step timed at 0.012 and 0.032 s give
     overhead 0.002 s and 1e-14 s a FLOP (worked by hand); a job of 2e12 FLOPs a step then takes 0.022 s a step on
-    that card, "measured on" it, while a float32 GPT-2, not measured, keeps the assumed rate."""
+    that card, "fitted on" it, while a float32 GPT-2, not measured, is estimated from the anchors."""
     path = tmp_path / "gpu_rates_x.csv"
     header = ",".join(cluster.RATE_COLUMNS)
     lines = [header] + [f'Card X,k{i},gpt2,bfloat16,false,false,false,new,{flops},{seconds}'
@@ -182,7 +182,7 @@ def test_a_rates_file_drives_the_gpu_estimates(tmp_path):
     assert cluster.numerics(bf16)["precision"] == "bfloat16" and cluster.numerics(float32)["precision"] == "float32"
     assert rates.step_seconds(bf16, 2e12) == pytest.approx(0.022)
     assert cluster.gpu_basis(bf16, rates) == "fitted on Card X"
-    assert rates.step_seconds(float32, 2e12) is None and cluster.gpu_basis(float32, rates) == "assumed 5e+12 FLOP/s"
+    assert rates.step_seconds(float32, 2e12) is None and cluster.gpu_basis(float32, rates) == "estimated (anchors)"
     for bad, message in (("", "no rows"), ("card,key\nX,k\n", "no columns")):
         (tmp_path / "bad.csv").write_text(bad)
         with pytest.raises(UsageError, match=message):

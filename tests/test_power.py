@@ -63,23 +63,14 @@ def test_gpu_day_config_runs_at_least_the_designed_seeds_and_prompts_of_every_ef
         assert design(row["design"]["truth"], spread).seeds == row["design"]["seeds"]
 
 
-def test_makespan_by_hand():
-    """Two slots, a 100 MB card: 10 s and 6 s (60 MB each) cannot run together; 4 s and 3 s (10 MB) fill in beside:
-    t 0: 10 s and 4 s; t 4: 3 s; t 7: nothing fits beside the 10 s job but the 6 s waits; t 10: 6 s → 16 s."""
-    assert packing.makespan([(10, 60), (6, 60), (4, 10), (3, 10)], k=2, device_mb=100) == 16
-    # a 200 MB card: 10 ‖ 6; the 4 s job at t 6, ends at 10; the 3 s job at t 10 → 13 s
-    assert packing.makespan([(10, 60), (6, 60), (4, 10), (3, 10)], k=2, device_mb=200) == 13
-    with pytest.raises(ValueError, match="more than the card"):
-        packing.makespan([(1, 300)], k=1, device_mb=200)
-
-
-def test_rate_for_a_day_by_hand():
-    """One GPT-2 job alone: 24 h = start-up + steps × (overhead + FLOPs a step / R), solved for R."""
-    job = {"model": {"name": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 2},
-           "task": {"d": 5, "n_points": 11}, "train": {"steps": 2_000_000, "batch_size": 64}}
-    size = cluster.model_size(job)
-    by_hand = size.steps * size.flops_per_step / (
-        packing.DAY_S - cluster.START_UP_S - size.steps * cluster.STEP_OVERHEAD_S["gpu"])
-    assert packing.rate_for([[job]], k=1) == pytest.approx(by_hand, rel=1e-6)
-    long = job | {"train": {"steps": 10_000_000, "batch_size": 64}}  # 10 ms a step alone is 28 h
-    assert math.isinf(packing.rate_for([[long]], k=1))
+def test_the_floor_of_the_cards_peak_by_hand():
+    """Table 1's GPT-2 at the paper's size, 16,886,071,296 FLOPs a step (tests/test_cost.py), 500k steps: at the
+    dense bf16 peak of 989e12 FLOP/s 8.537 s; the same job in float32 at 67e12 126.0 s; with TF32 at 495e12 17.06 s."""
+    job = {"model": {"name": "gpt2", "n_embd": 128, "n_layer": 6, "n_head": 4, "prompt_format": "token_matrix"},
+           "task": {"d": 20, "n_points": 41}, "train": {"steps": 500_000, "batch_size": 64, "precision": "bfloat16"}}
+    assert cluster.model_size(job).flops_per_step == 16_886_071_296
+    assert packing.floor_seconds([[job]]) == pytest.approx(8.537, abs=1e-3)
+    float32 = job | {"train": job["train"] | {"precision": "float32"}}
+    assert packing.floor_seconds([[float32]]) == pytest.approx(126.0, abs=0.1)
+    tf32 = job | {"train": float32["train"] | {"tf32": True}}
+    assert packing.floor_seconds([[job], [float32, tf32]]) == pytest.approx(8.537 + 126.0 + 17.06, abs=0.02)

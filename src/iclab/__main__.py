@@ -95,17 +95,17 @@ def cmd_cost(args: argparse.Namespace) -> None:
         name: ["theory"] * (registry[name].theory is not None) + ["aggregate", *registry[name].products]
         for name in config["experiments"]
     }
-    if args.pack is not None and (args.rates is None or args.node_cores is None or not args.pack.is_file()):
-        raise UsageError(f"--pack {args.pack}: needs --rates and --node-cores, and an existing result of "
-                         "`python -m iclab gpu-pack`")
+    for pack in args.pack:
+        if args.node_cores is None or not pack.is_file():
+            raise UsageError(f"--pack {pack}: needs --node-cores, and an existing result of `python -m iclab gpu-pack`")
     rates = None if args.rates is None else GpuRates.read(args.rates)
     full = build_plan(config)
     table = cost_table(full, smoke, products, rates)
     extra = ""
     if args.node_cores is not None:
         gpu_threads = config.get("gpu_threads", config["threads"])
-        pack = None if args.pack is None else json.loads(args.pack.read_text())
-        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], args.packed, rates, pack)
+        packs = [json.loads(pack.read_text()) for pack in args.pack]
+        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], packs, rates)
     if args.power is not None:
         extra += "\n" + effects_markdown(json.loads(args.power.read_text()), table)
     if args.out is not None:
@@ -508,13 +508,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--smoke-dir", type=Path, help="that smoke run's results (default results/smoke)")
     s.add_argument("--out", type=Path, help="path without suffix: .csv (every job) and .md (totals) are written")
     s.add_argument("--rates", type=Path, metavar="FILE",
-                   help="GPU seconds from this rates file of `iclab gpu-check` (default: an assumed rate, labelled)")
+                   help="GPU seconds from this rates file of `iclab gpu-check` (default: estimated from anchors, "
+                        "labelled)")
     s.add_argument("--node-cores", type=positive_int, metavar="C",
-                   help="add the tier on one GPU node of C cores: k packed trainings per model family, wall time")
-    s.add_argument("--packed", type=positive_int, metavar="K",
-                   help="with --node-cores: pack K trainings at once (default: iclab.packing's k, by throughput and cores)")
-    s.add_argument("--pack", type=Path, metavar="FILE",
-                   help="with --node-cores and --rates: packed hours at the throughput gain of this `gpu-pack` result")
+                   help="add the tier on one GPU node of C cores and one card: its GPU jobs packed, against a day")
+    s.add_argument("--pack", type=Path, metavar="FILE", action="append", default=[],
+                   help="with --node-cores: a family's throughput gain from this `gpu-pack` result (repeatable; a "
+                        "family without one runs one at a time)")
     s.add_argument("--power", type=Path, metavar="FILE",
                    help="add a row per effect from this result of benchmarks/gpu_day_power.py")
     s.set_defaults(run=cmd_cost)

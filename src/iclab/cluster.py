@@ -14,10 +14,10 @@ A curriculum's steps are counted at their stage's prompt length (padded where ``
 
 The CPU constants are calibrated on the paper tier's smoke run (every training shape of ``config/paper.yaml``,
 two steps each, on this machine's 2 threads: ``benchmarks/results/paper_cost.csv``), so that every request
-covers its job's projection (``tests/test_cluster.py``). The GPU constants are assumed (``RATE``,
-``STEP_OVERHEAD_S``), unless a rates file of ``iclab gpu-check`` is given (``GpuRates``: ``$ICLAB_GPU_RATES`` on
-a cluster, ``iclab cost --rates``): then a GPU step takes the overhead + FLOPs ÷ rate fitted to what that check
-measured on its card, for the job's model family and numerics.
+covers its job's projection (``tests/test_cluster.py``). A GPU step is timed by a rates file of ``iclab gpu-check``
+where one is given (``GpuRates``: ``$ICLAB_GPU_RATES`` on a cluster, ``iclab cost --rates``): its shape's row, or a
+fit to its family's rows; else it is estimated from anchors for an H100 (``gpu_step_seconds``: the host's time
+launching the step or the device's running it, whichever is longer).
 
 Each estimate is multiplied by ``SAFETY``; a retried job (Snakemake's ``attempt``) asks for ``attempt`` times
 the runtime, capped at the partition's limit (``$ICLAB_SLURM_MAX_RUNTIME_MIN``, default ``MAX_RUNTIME_MIN``): a
@@ -47,17 +47,35 @@ GPU_PARTITION_VARIABLE = "ICLAB_SLURM_GPU_PARTITION"  # jobs that ask for a GPU 
 ACCOUNT_VARIABLE = "ICLAB_SLURM_ACCOUNT"  # unset: the executor plugin guesses the account
 GPUS_VARIABLE = "ICLAB_SLURM_GPUS"  # "1" (default): GPT-2 and LSTM jobs ask for a GPU; "0": no job does (a CPU cluster)
 MAX_RUNTIME_VARIABLE = "ICLAB_SLURM_MAX_RUNTIME_MIN"  # the partition's time limit, minutes (unset: MAX_RUNTIME_MIN)
-RATES_VARIABLE = "ICLAB_GPU_RATES"  # a rates file of `iclab gpu-check` (unset: the assumed GPU rate)
+RATES_VARIABLE = "ICLAB_GPU_RATES"  # a rates file of `iclab gpu-check` (unset: estimated from anchors)
 
-# Sustained FLOP/s of one training job. CPU, measured at the papers' shapes on 2 threads: GPT-2 4.2–8.2e10 and the
+# Sustained FLOP/s of one training job on a CPU, measured at the papers' shapes on 2 threads: GPT-2 4.2–8.2e10 and the
 # LSTM 1.1e11 (large matrix products), the linear models, the mean-field particles and the feature MLP 0.75–6.7e10.
-# GPU: assumed for small models on a data-centre GPU, not measured (no GPU lent).
-RATE = {"cpu": 1e10, "gpu": 5e12}
+CPU_RATE = 1e10
 SEQUENCE_CPU_RATE = 4e10  # GPT-2 and LSTM on a CPU
-STEP_OVERHEAD_S = {"cpu": 5e-3, "gpu": 1e-2}  # Python, optimizer and kernel launches of one step (GD-β: 5 ms here)
+CPU_STEP_OVERHEAD_S = 5e-3  # Python, optimizer and the step's small operations (GD-β: 5 ms here)
 # GPT-2's and the LSTM's small per-token operations (layer norms, masks, gates) a layer, a step: 5.6 µs measured at
-# 8 hidden units (0.36 s a step of 12 layers × 82 tokens × 64 prompts, the FLOPs 0.02 s of it). GPU: in the launches.
-TOKEN_LAYER_S = {"cpu": 6e-6, "gpu": 0.0}
+# 8 hidden units (0.36 s a step of 12 layers × 82 tokens × 64 prompts, the FLOPs 0.02 s of it)
+CPU_TOKEN_LAYER_S = 6e-6
+
+# A GPU step no rates file timed ("estimated (anchors)", for an H100 SXM; gpu_step_seconds). Its host time: eager
+# PyTorch's dispatch, autograd and launches, which set the small models' steps (the third GPU run, H100, batch 64:
+# the 12-layer GPT-2s 41–61 ms a step at 8 to 256 units, float32 or bf16, 0.24 to 2.4 TFLOP a step; 6 layers 27–31,
+# 3 layers 18): a step's base plus a GPT-2 block's, fitted to those rows. Not a time a kernel: the bf16 steps launch
+# 1.7× the kernels of the float32 ones (autocast's casts) in the same time. The LSTM's cuDNN kernels run one token
+# and layer at a time: 61 ms at 10 layers × 82 tokens (the same run), its base aside
+GPU_STEP_BASE_S = 7.0e-3
+GPU_BLOCK_S = 3.76e-3  # a GPT-2 block, forward and backward
+GPU_LSTM_TOKEN_LAYER_S = 66e-6
+# Its device time: FLOPs at a share of the card's dense peak (NVIDIA's H100 SXM data sheet: bf16 989, TF32 495,
+# float32 67 TFLOP/s, as gpu_check.PEAKS), the share of an eager loop: nanoGPT's README, 250 ms an iteration eager
+# (135 compiled) for its 124M GPT-2 on an A100, at bench.py's 8 × 1024 tokens 9% (17%) of the A100's 312 TFLOP/s;
+# plus the bytes a step moves at the card's 3.35 TB/s: the activations written and read back, and 40 B a parameter
+# (the weights read twice, the gradient, Adam's update)
+CARD_PEAK_FLOPS = {"bfloat16": 989e12, "tf32": 495e12, "float32": 67e12}
+ACHIEVABLE_SHARE = 0.09
+CARD_BANDWIDTH = 3.35e12
+PARAMETER_STEP_BYTES = 40
 # The two-stage fit's stage 1, per point and neuron beyond its 6·d multiply-adds: the activation, its derivative
 # and float64 elementwise passes (2.3 ms a prompt of 257 points × 128 neurons, 84 ms of 4097 × 128 measured).
 TWO_STAGE_POINT_NEURON_FLOPS = 1600
@@ -79,7 +97,7 @@ class Size:
     steps: int
     parameters: float
     activation_bytes: float
-    token_layers: float = 0.0  # a sequence model's prompts × tokens × layers of one step (``TOKEN_LAYER_S``)
+    token_layers: float = 0.0  # a sequence model's prompts × tokens × layers of one step (``CPU_TOKEN_LAYER_S``)
     device_activation_bytes: float | None = None  # on a GPU, where they differ (GPT-2: ``gpt2_device_activations``)
 
     @property
@@ -346,32 +364,61 @@ def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 
 def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
     """Where a GPU estimate of ``job`` comes from: "measured on <card>" (its shape), "fitted on <card>" (its family's
-    fit) or "assumed <rate>"."""
+    fit) or "estimated (anchors)" (``gpu_step_seconds``)."""
     basis = rates.basis(job) if rates is not None else None
-    return basis or f"assumed {RATE['gpu']:.0e} FLOP/s"
+    return basis or "estimated (anchors)"
 
 
 def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = None) -> float:
     """Estimated wall-clock seconds of the training job on device ``on`` ("cpu" or "gpu"), before SAFETY: on a GPU
-    from ``rates`` where they cover the job's family and numerics."""
+    from ``rates`` where they cover the job's family and numerics, else ``gpu_step_seconds``."""
     size = model_size(job)
-    measured = rates.step_seconds(job, size.flops_per_step) if on == "gpu" and rates is not None else None
-    if measured is not None:
-        return START_UP_S + size.steps * measured
-    return seconds_at(size, on, rate(job, on))
+    if on == "cpu":
+        return START_UP_S + size.steps * cpu_step_seconds(job, size)
+    measured = rates.step_seconds(job, size.flops_per_step) if rates is not None else None
+    return START_UP_S + size.steps * (gpu_step_seconds(job, size) if measured is None else measured)
 
 
-def seconds_at(size: Size, on: str, flops_per_s: float) -> float:
-    """Seconds of a training job of ``size`` on device ``on`` sustaining ``flops_per_s``, before SAFETY: start-up,
-    then each step's overhead, per-token work and FLOPs."""
-    step = STEP_OVERHEAD_S[on] + size.token_layers * TOKEN_LAYER_S[on] + size.flops_per_step / flops_per_s
-    return START_UP_S + size.steps * step
+def cpu_step_seconds(job: dict[str, Any], size: Size) -> float:
+    """A training step on this machine's CPU: its overhead, per-token work and FLOPs at ``rate``."""
+    return CPU_STEP_OVERHEAD_S + size.token_layers * CPU_TOKEN_LAYER_S + size.flops_per_step / rate(job)
 
 
-def rate(job: dict[str, Any], on: str) -> float:
-    """Sustained FLOP/s of the training job on device ``on``: ``SEQUENCE_CPU_RATE`` for GPT-2 and the LSTM on a
-    CPU, ``RATE[on]`` otherwise."""
-    return SEQUENCE_CPU_RATE if on == "cpu" and job["model"]["name"] in ACCELERATED_MODELS else RATE[on]
+def gpu_step_seconds(job: dict[str, Any], size: Size) -> float:
+    """A GPT-2's or an LSTM's training step on an H100 without a measurement ("estimated (anchors)"): the longer of
+    ``gpu_host_seconds`` and ``gpu_device_seconds``. The stream queues the kernels as the host launches them (a
+    training step has no host sync: issue 78), so whichever is slower sets the step."""
+    return max(gpu_host_seconds(job, size), gpu_device_seconds(job, size))
+
+
+def gpu_host_seconds(job: dict[str, Any], size: Size) -> float:
+    """The host's time launching a step (``GPU_STEP_BASE_S`` and the model's part: ``GPU_BLOCK_S`` a GPT-2 block, or
+    ``GPU_LSTM_TOKEN_LAYER_S`` an LSTM token and layer)."""
+    model = job["model"]
+    if model["name"] == "gpt2":
+        return GPU_STEP_BASE_S + model["n_layer"] * GPU_BLOCK_S
+    return GPU_STEP_BASE_S + size.token_layers / job["train"]["batch_size"] * GPU_LSTM_TOKEN_LAYER_S
+
+
+def gpu_device_seconds(job: dict[str, Any], size: Size) -> float:
+    """The card's time running a step: its FLOPs at ``ACHIEVABLE_SHARE`` of the peak of the step's arithmetic, and
+    the bytes it moves (activations written and read back, ``PARAMETER_STEP_BYTES`` a parameter) at
+    ``CARD_BANDWIDTH``."""
+    moved = 2 * size.on_device + PARAMETER_STEP_BYTES * size.parameters
+    return size.flops_per_step / (ACHIEVABLE_SHARE * CARD_PEAK_FLOPS[arithmetic(job)]) + moved / CARD_BANDWIDTH
+
+
+def arithmetic(job: dict[str, Any]) -> str:
+    """The matrix products' arithmetic of a training step (a key of ``CARD_PEAK_FLOPS``): its precision, or "tf32"
+    for float32 with TF32 on."""
+    precision = job["train"].get("precision", "float32")
+    return "tf32" if precision == "float32" and job["train"].get("tf32", False) else precision
+
+
+def rate(job: dict[str, Any]) -> float:
+    """Sustained FLOP/s of the training job on a CPU: ``SEQUENCE_CPU_RATE`` for GPT-2 and the LSTM, ``CPU_RATE``
+    otherwise."""
+    return SEQUENCE_CPU_RATE if job["model"]["name"] in ACCELERATED_MODELS else CPU_RATE
 
 
 def priority(job: dict[str, Any]) -> int:
@@ -469,7 +516,7 @@ def max_runtime_min(environ: Mapping[str, str]) -> int:
 
 def gpu_rates(environ: Mapping[str, str]) -> GpuRates | None:
     """``$ICLAB_GPU_RATES``: the rates file of ``iclab gpu-check`` that GPU runtimes are estimated from (unset:
-    none, the assumed rate)."""
+    none: estimated from anchors)."""
     path = environ.get(RATES_VARIABLE)
     return GpuRates.read(Path(path)) if path else None
 

@@ -17,9 +17,9 @@ Peak host memory is each process's high-water mark (``__main__.PEAK_MEMORY_LINE`
 training step's memory does not grow with the steps (a step at the full shape ran in the smoke run); an evaluation
 or data job adds the arrays that grow with its prompts (the data sets' bytes per prompt as stored, each learner's
 predictions and errors in float64). GPU seconds of GPT-2 and LSTM trainings are ``cluster.estimated_seconds`` on a
-GPU: fitted to a rates file of ``iclab gpu-check`` (``--rates``) where it measured the job's model family and
-numerics, else at the assumed rate; column ``basis`` says which for each row ("measured on <card>" or "assumed
-<rate>").
+GPU: from a rates file of ``iclab gpu-check`` (``--rates``) where it measured the job's shape or its model family
+and numerics, else estimated from anchors; column ``basis`` says which for each row ("measured on <card>", "fitted
+on <card>" or "estimated (anchors)").
 
 Without a smoke run's measurements (``--smoke-dir`` absent or another config's), training jobs are estimated by
 ``cluster.estimated_seconds`` and the rest is left unknown: the table says which (column ``basis``).
@@ -156,7 +156,7 @@ def row(experiment: str, rule: str, job: str, what: str, **values: Any) -> dict[
 def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
               rates: cluster.GpuRates | None = None) -> dict[str, Any]:
     """A training job of the tier, projected from the smoke jobs that trained its models' counterparts; its GPU
-    seconds (a GPT-2 or an LSTM) from ``rates`` where they cover it, else at the assumed rate."""
+    seconds (a GPT-2 or an LSTM) from ``rates`` where they cover it, else estimated from anchors."""
     specs = [full.train[h].to_dict() for h in full.groups[group]]
     labels = "+".join(sorted({full.train[h].label for h in full.groups[group]}))
     on_gpu = bool(cluster.gpus(specs[0]))
@@ -340,8 +340,8 @@ def totals(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def gpu_bases(table: pd.DataFrame) -> str:
-    """Where the table's GPU seconds come from, with the jobs of each basis: "measured on <card>" or "assumed
-    <rate>"."""
+    """Where the table's GPU seconds come from, with the jobs of each basis: "measured on <card>", "fitted on <card>" or
+    "estimated (anchors)"."""
     bases = table.loc[table["gpu_seconds"].notna(), "basis"].str.extract(r"GPU (.*)$")[0].value_counts()
     return "; ".join(f"{basis}: {count} jobs" for basis, count in bases.items()) or "no GPU job"
 
@@ -383,84 +383,66 @@ def gpu_groups(full: Plan, table: pd.DataFrame, leave_out: str | None = None) ->
     return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]]
 
 
-def without_each(table: pd.DataFrame, full: Plan, k: int) -> pd.DataFrame:
-    """For each experiment with GPU jobs: the tier's packed hours and the FLOP/s a job needs for 24 h without it."""
+def gpu_job_seconds(table: pd.DataFrame, leave_out: str | None = None) -> list[float]:
+    """The GPU seconds of ``gpu_groups``' jobs, in their order."""
+    jobs = table[(table["rule"] == "train") & table["gpu_seconds"].notna() & (table["experiment"] != leave_out)]
+    return list(jobs["gpu_seconds"])
+
+
+def packed_on_one_card(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
+                       rates: cluster.GpuRates | None, leave_out: str | None = None
+                       ) -> tuple[list[packing.FamilyPacking], float]:
+    """The tier's GPU jobs (without experiment ``leave_out``) by family, packed at the ``measured`` gains, and the
+    floor of their FLOPs at the card's peak (seconds)."""
+    groups = gpu_groups(full, table, leave_out)
+    families = packing.family_packing(groups, gpu_job_seconds(table, leave_out), measured, rates=rates)
+    return families, packing.floor_seconds(groups)
+
+
+def without_each(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
+                 rates: cluster.GpuRates | None) -> pd.DataFrame:
+    """For each experiment with GPU jobs: the tier's packed hours without it, against a day."""
     rows = []
     for experiment in table.loc[table["gpu_seconds"].notna(), "experiment"].unique():
-        groups = gpu_groups(full, table, leave_out=experiment)
-        rows.append({"without": experiment, "GPU jobs": len(groups),
-                     "packed hours": packing.packed_seconds(groups, k) / 3600,
-                     "FLOP/s a job for 24 h": packing.day_rate(packing.rate_for(groups, k), k)})
+        families, floor_s = packed_on_one_card(table, full, measured, rates, leave_out=experiment)
+        packed_s = packing.packed_seconds(families)
+        rows.append({"without": experiment, "GPU jobs": sum(family.jobs for family in families),
+                     "packed hours": packed_s / 3600, "a day": packing.day_verdict(packed_s, floor_s)})
     return pd.DataFrame(rows)
 
 
-def measured_gpu(table: pd.DataFrame, rates: cluster.GpuRates, pack: dict[str, Any] | None) -> str:
-    """With a rates file of ``gpu-check``: the GPU jobs' hours one at a time at the rates it measured (``basis``: the
-    job's shape, or its family's fit), and packed at the throughput gain ``gpu-pack`` measured (``pack``, its
-    result), each against a day."""
-    alone_h = table["gpu_seconds"].sum() / 3600
-    lines = [f"At the rates measured on {rates.card} ({gpu_bases(table)}): **{alone_h:,.0f} GPU-hours one at a time "
-             f"({alone_h / 24:,.1f} days)**."]
-    if pack is None:
-        lines.append("Packing was not measured for it (`gpu-pack`): the packed hours below are modelled.")
-    else:
-        packed_h = alone_h / pack["throughput_gain"]
-        lines.append(f"Packed {pack['k']} at a time at the throughput gain `gpu-pack` measured on {pack['card']} at "
-                     f"{pack['experiment']}'s shape ({pack['throughput_gain']:.2f}×): **{packed_h:,.0f} hours "
-                     f"({packed_h / 24:,.1f} days)**, {'within' if packed_h <= 24 else f'{packed_h / 24:.1f}× over'} "
-                     "a day.")
-    return " ".join(lines) + "\n"
-
-
-def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int, k: int | None = None,
-            rates: cluster.GpuRates | None = None, pack: dict[str, Any] | None = None) -> str:
-    """The tier on one GPU node of ``cores`` cores: with ``rates``, its hours at the measured rates
-    (``measured_gpu``); then k per model family (``packing``), the GPU jobs' wall time packed k at a time within the
-    card's memory (k: ``packing.slots`` unless given) at the assumed rates, the CPU jobs' on the cores left, and
-    the FLOP/s that fits the GPU jobs in 24 h."""
-    groups = gpu_groups(full, table)
-    families = packing.family_packing([job for group in groups for job in group], cores, gpu_threads, rates=rates)
-    k = packing.slots(cores, gpu_threads) if k is None else k
-    alone_h = table["gpu_seconds"].sum() / 3600
-    packed_h = packing.packed_seconds(groups, k) / 3600
-    slots = max(1, (cores - k * gpu_threads) // threads)
+def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int,
+            packs: list[dict[str, Any]], rates: cluster.GpuRates | None = None) -> str:
+    """The tier on one GPU node of ``cores`` cores and one card (``packing``): its GPU jobs' hours one at a time,
+    packed at the gains of the ``gpu-pack`` results ``packs`` (by family), against a day and against the floor of
+    the card's peak; the CPU jobs' hours on the cores the packed trainings leave."""
+    measured = packing.gains(packs)
+    families, floor_s = packed_on_one_card(table, full, measured, rates)
+    alone_h = sum(family.alone_s for family in families) / 3600
+    packed_s = packing.packed_seconds(families)
+    most = max((family.k for family in families), default=1)
+    slots = max(1, (cores - most * gpu_threads) // threads)
     cpu_h = table.loc[table["gpu_seconds"].isna(), "cpu_seconds"].sum() / 3600
-    rate = packing.rate_for(groups, k)
-    overhead_h = packing.overhead_seconds(groups, k) / 3600
-    if math.isinf(rate):
-        fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: their start-ups and per-step "
-               f"overheads alone (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) take {overhead_h:,.1f} h.")
-    elif packing.beyond_any_card(rate, k):
-        fit = (f"**The GPU jobs cannot fit in 24 h packed {k} at a time at any rate**: each would need {rate:.2g} "
-               f"FLOP/s, the card {k * rate:.2g}, above the {packing.CARD_PEAK_FLOPS:.2g} dense bf16 peak of the "
-               f"fastest card (an H100 SXM or H200).")
-    else:
-        fit = (f"**To fit the GPU jobs in 24 h** packed {k} at a time, each must sustain {rate:.2g} FLOP/s, the card "
-               f"{k * rate:.2g} FLOP/s ({k * rate / packing.DEVICE_RATE:.2g}× the {packing.DEVICE_RATE:.0e} assumed "
-               f"for it; {rate / cluster.RATE['gpu']:.2g}× the {cluster.RATE['gpu']:.0e} assumed for one job); of the "
-               f"day, start-ups and per-step overheads (assumed {cluster.STEP_OVERHEAD_S['gpu'] * 1e3:g} ms a step) "
-               f"take {overhead_h:,.1f} h.")
-    rows = pd.DataFrame([{"family": f.family, "jobs": f.jobs, "k": f.k, "by memory": f.by_memory,
-                          "by throughput": f.by_throughput, "by cores": f.by_cores, "limit": f.limit}
-                         for f in families])
+    rows = pd.DataFrame([{"family": f.family, "jobs": f.jobs, "GPU-hours alone": f.alone_s / 3600, "k": f.k,
+                          "gain": f.gain, "packed hours": f.packed_s / 3600, "k by memory": f.by_memory,
+                          "gain's basis": f.basis} for f in families])
     return "\n".join([
-        f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card), k = {k} packed",
+        f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card)",
         "",
-        *([measured_gpu(table, rates, pack)] if rates is not None else []),
-        f"Modelled (iclab.packing), not measured. {len(groups)} GPU jobs: {alone_h:,.0f} GPU-hours one at a time at "
-        f"{gpu_bases(table)}; packed {k} at a time at packing's assumed rates ({cluster.RATE['gpu']:.0e} FLOP/s a "
-        f"job, {packing.DEVICE_RATE:.0e} the card{'; the measured rates above supersede them' if rates else ''}) "
-        f"**{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**. The CPU "
-        f"jobs: {cpu_h:,.0f} hours of this machine's CPU, on the {slots} job slots of {threads} threads left beside "
-        f"the GPU's {k} × {gpu_threads} (~{cpu_h / slots:,.1f} hours if they spread evenly).",
+        f"{sum(f.jobs for f in families)} GPU jobs (their steps {gpu_bases(table)}): **{alone_h:,.0f} GPU-hours one "
+        f"at a time ({alone_h / 24:,.1f} days)**; packed at the throughput gains `gpu-pack` measured (a family without one runs "
+        f"one at a time): **{packed_s / 3600:,.0f} hours ({packed_s / 86400:,.1f} days)**. A day: "
+        f"**{packing.day_verdict(packed_s, floor_s)}**. Their FLOPs at the card's dense peak take "
+        f"{floor_s / 3600:,.2g} h (bf16 {cluster.CARD_PEAK_FLOPS['bfloat16']:.3g}, float32 "
+        f"{cluster.CARD_PEAK_FLOPS['float32']:.3g} FLOP/s). The CPU jobs: {cpu_h:,.0f} hours of this machine's CPU, "
+        f"on the {slots} job slots of {threads} threads left beside the GPU's {most} × {gpu_threads} "
+        f"(~{cpu_h / slots:,.1f} hours if they spread evenly).",
         "",
-        fit,
-        "",
-        rows.to_markdown(index=False),
+        rows.to_markdown(index=False, floatfmt=",.3g"),
         "",
         "Without one experiment (the same packing):",
         "",
-        without_each(table, full, k).to_markdown(index=False, floatfmt=",.3g"),
+        without_each(table, full, measured, rates).to_markdown(index=False, floatfmt=",.3g"),
         "",
     ])
 

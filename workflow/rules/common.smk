@@ -83,7 +83,7 @@ def group_specs(wildcards):
 # cluster's default partition and the executor plugin's guess of the account).
 # $ICLAB_SLURM_MAX_RUNTIME_MIN (the partition's limit) caps each request, and the training rule then retries as often
 # as its longest job needs (cluster.retries_needed); $ICLAB_GPU_RATES (a rates file of `iclab gpu-check`) sets the GPU
-# runtimes and GPU memory (gpu_mem_mb) from what that check measured instead of the assumed rate and the model.
+# runtimes and GPU memory (gpu_mem_mb) from what that check measured instead of the anchors' estimate and the model.
 SLURM_PARTITION = cluster.partition(0, os.environ)
 SLURM_ACCOUNT = cluster.account(os.environ)
 try:
