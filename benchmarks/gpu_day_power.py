@@ -1,13 +1,16 @@
 """Benchmark: the seeds and prompts that config/gpu_day.yaml needs to decide each headline effect (``iclab.power``).
 
     python benchmarks/gpu_day_power.py --cubes results/cubes results/look2/cubes --config config.yaml
+    python benchmarks/gpu_day_power.py --spreads benchmarks/results/gpu_day_power.json  # the spreads stored there
     # writes benchmarks/results/gpu_day_power.json (seconds)
 
 For each effect of ``power.EFFECTS``, the claim's spread between seeds and its prompts' s.e. are read from the first
 cube directory whose run of the experiment has at least two seeds (a default run has one seed for Fu et al.'s
 hidden sizes and ill-conditioned model; its second look, three more), with the evaluation prompts behind them from
-that run's config. ``power.design`` turns them into prompts and seeds at the paper's effect size. The spreads were
-measured at CPU size: at the paper's shapes they are an assumption.
+that run's config; or, with ``--spreads``, taken from an earlier result (its ``spread`` rows and sources). Two designs
+side by side: ``design`` at the paper's effect size with the spreads measured at CPU size (the most favourable
+reading), ``least_favourable`` at ``power.least_favourable``'s truth and spreads. The spreads were measured at CPU
+size: at the paper's shapes they are an assumption.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from iclab import experiments
 from iclab.config import load
 from iclab.cubes import read_cube
-from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design
+from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_day_power.json"
 
@@ -46,28 +49,50 @@ def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread
     raise SystemExit(f"no cube of {effect.experiment} with two seeds or more in {', '.join(map(str, cube_dirs))}")
 
 
+def effect_row(effect, spread: Spread, measured_in: str) -> dict:
+    """One effect's spreads and both designs (module docstring)."""
+    favourable = design(favourable_truth(effect, spread), spread)
+    truth, scaled = least_favourable(effect, spread)
+    return {"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
+            "truth_source": effect.truth_source if effect.truth is not None
+            else effect.truth_source + "; the CPU estimate stands in",
+            "measured_in": measured_in, "spread": spread.__dict__, "design": favourable.to_dict(),
+            "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cubes", type=Path, nargs="+", required=True, help="cube directories, in order of use")
-    parser.add_argument("--config", type=Path, required=True, help="the config of the run that made the cubes")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cubes", type=Path, nargs="+", help="cube directories, in order of use")
+    source.add_argument("--spreads", type=Path, help="an earlier result of this benchmark: its spreads, not cubes")
+    parser.add_argument("--config", type=Path, help="with --cubes: the config of the run that made the cubes")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    config = load(args.config)
-    rows = []
-    for effect in EFFECTS:
-        spread, path = measured_spread(effect, args.cubes, config)
-        truth = spread.estimate if effect.truth is None else effect.truth
-        rows.append({"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
-                     "truth_source": effect.truth_source if effect.truth is not None
-                     else effect.truth_source + "; the CPU estimate stands in",
-                     "measured_in": str(path), "spread": spread.__dict__, "design": design(truth, spread).to_dict()})
+    if args.cubes is not None and args.config is None:
+        parser.error("--cubes needs --config (the config of the run that made the cubes)")
+    if args.spreads is not None:
+        earlier = json.loads(args.spreads.read_text())
+        by_name = {row["effect"]: row for row in earlier["effects"]}
+        missing = [effect.name for effect in EFFECTS if effect.name not in by_name]
+        if missing:
+            parser.error(f"--spreads {args.spreads}: no spread of {', '.join(missing)}")
+        rows = [effect_row(effect, Spread(**by_name[effect.name]["spread"]), by_name[effect.name]["measured_in"])
+                for effect in EFFECTS]
+        config_name = earlier["config"]
+    else:
+        config = load(args.config)
+        rows = []
+        for effect in EFFECTS:
+            spread, path = measured_spread(effect, args.cubes, config)
+            rows.append(effect_row(effect, spread, str(path)))
+        config_name = str(args.config)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    result = {"level": LEVEL, "mc_share": MC_SHARE, "config": str(args.config), "commit": commit,
+    result = {"level": LEVEL, "mc_share": MC_SHARE, "config": config_name, "commit": commit,
               "assumption": "seed spread and prompt s.e. measured at CPU size, applied at the paper's shapes",
               "effects": rows}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     for row in rows:
-        print(f"{row['experiment']:22} {row['effect']:40} {row['design']}")
+        print(f"{row['experiment']:22} {row['effect']:40} {row['design']} | {row['least_favourable']['design']}")
 
 
 if __name__ == "__main__":

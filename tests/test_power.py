@@ -1,5 +1,5 @@
-"""iclab.power (the seeds and prompts that decide an effect) against a Monte Carlo of the decision, config/gpu_day.yaml
-against its design, and iclab.packing's schedule and rate against hand computations."""
+"""iclab.power (the seeds and prompts that decide an effect) against a Monte Carlo of the decision, its least
+favourable truth by hand, config/gpu_day.yaml against its design, and iclab.packing's floor by hand."""
 
 import json
 import math
@@ -11,7 +11,7 @@ import yaml
 from scipy import stats
 
 from iclab import cluster, packing
-from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design
+from iclab.power import EFFECTS, LEVEL, MC_SHARE, Effect, Spread, design, least_favourable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +48,40 @@ def test_design_prompts_leave_the_seeds_half_the_distance():
     factor = plan.prompts // spread.prompts
     assert reach / math.sqrt(factor) <= MC_SHARE * 0.1 < reach / math.sqrt(factor / 2)
     assert design(0.1, spread).seeds == 0 and "edge" in design(0.1, spread).reason
+
+
+def test_the_least_favourable_truth_by_hand():
+    """An ordering claim keeps the effect-to-spread ratio measured at CPU size: the paper's −10 against a CPU estimate
+    of −0.5 (sd 0.4, prompt s.e. 0.02) scales the spreads by 20 (sd 8, s.e. 0.4), so its seeds are the CPU ratio's,
+    not the 2 that the paper's effect at the CPU spread would need; a CPU estimate of the other sign keeps its sign
+    (+0.034 reported, −0.0375 measured: −0.034). An equivalence (margin 0.05) takes the CPU estimate where it lies
+    nearer the region's edge than 0: 0.093 (0.043 outside) and 0.01 (0.04 inside), but not 0.12 (0.07 outside)."""
+    gap = Effect("gap", "x", "c", -10.0, "paper")
+    spread = Spread(estimate=-0.5, relation="<", margin=0.0, seeds=3, sd=0.4, mc_se=0.02, prompts=1000)
+    truth, scaled = least_favourable(gap, spread)
+    assert truth == pytest.approx(-10.0) and (scaled.sd, scaled.mc_se) == (pytest.approx(8.0), pytest.approx(0.4))
+    assert design(truth, scaled).seeds == design(-0.5, spread).seeds > design(-10.0, spread).seeds == 2
+    lstm = Effect("lstm", "x", "c", 0.034, "paper")
+    other_sign = Spread(estimate=-0.0375, relation=">", margin=0.0, seeds=3, sd=0.01, mc_se=0.001, prompts=1000)
+    truth, scaled = least_favourable(lstm, other_sign)
+    assert truth == pytest.approx(-0.034) and scaled.sd == pytest.approx(0.01 * 0.034 / 0.0375)
+    flat = Effect("flat", "x", "c", 0.0, "paper")
+    for estimate, expected in ((0.093, 0.093), (0.01, 0.01), (0.12, 0.0), (-0.093, -0.093)):
+        near = Spread(estimate=estimate, relation="≈", margin=0.05, seeds=3, sd=0.03, mc_se=0.001, prompts=1000)
+        assert least_favourable(flat, near) == (pytest.approx(expected), near), estimate
+
+
+def test_both_designs_of_the_power_file_are_power_designs_on_its_spreads():
+    """Each row of benchmarks/results/gpu_day_power.json: the favourable design at the paper's truth (the CPU estimate
+    where none is stated) and the least favourable one at least_favourable's, both on the row's spreads."""
+    power = json.loads((REPO / "benchmarks" / "results" / "gpu_day_power.json").read_text())
+    for effect, row in zip(EFFECTS, power["effects"], strict=True):
+        spread = Spread(**row["spread"])
+        assert design(spread.estimate if effect.truth is None else effect.truth, spread).seeds == row["design"]["seeds"]
+        truth, scaled = least_favourable(effect, spread)
+        worst = row["least_favourable"]
+        assert (worst["design"]["truth"], worst["sd"]) == (pytest.approx(truth), pytest.approx(scaled.sd))
+        assert design(truth, scaled).seeds == worst["design"]["seeds"], effect.name
 
 
 def test_gpu_day_config_runs_at_least_the_designed_seeds_and_prompts_of_every_effect():

@@ -8,6 +8,12 @@ asks what it takes to confirm what the CPU run saw). The spread of one training 
 are those measured at CPU size (``Spread``, read from a run's cubes by ``benchmarks/gpu_day_power.py``): an
 assumption at the paper's shapes, where neither was measured.
 
+``least_favourable``: the truth and spreads to design for when the paper's size may not carry over with the spreads
+measured at CPU size (issue 80): an ordering claim at the effect-to-spread ratio measured at CPU size (the paper's
+effect with the seed spread and prompt s.e. scaled by |paper's effect| / |CPU estimate|, the CPU's sign kept); an
+equivalence at the CPU estimate wherever it lies nearer the region's edge than the paper's value. No paper here
+states the spread of its effect, so every ordering row takes the CPU ratio.
+
 ``design``: the prompts first, as the smallest power-of-two multiple of the measured run's whose Monte-Carlo part of
 the interval (``claims.monte_carlo_reach``: its quantile widened by the power's) takes at most half the distance from
 the truth to the region's edge; then the seeds, the fewest that decide with ``POWER`` given that s.e.
@@ -17,7 +23,7 @@ the truth to the region's edge; then the seeds, the fewest that decide with ``PO
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -75,6 +81,24 @@ class Spread:
     sd: float
     mc_se: float
     prompts: int
+
+
+def favourable_truth(effect: Effect, spread: Spread) -> float:
+    """The truth the paper reports for ``effect``, or the CPU estimate where it reports none."""
+    return spread.estimate if effect.truth is None else effect.truth
+
+
+def least_favourable(effect: Effect, spread: Spread) -> tuple[float, Spread]:
+    """The least favourable plausible truth of ``effect`` and the spreads that go with it (module docstring)."""
+    paper = favourable_truth(effect, spread)
+    if spread.relation == "≈":
+        nearer = distance_to_decide("≈", spread.margin, spread.estimate) < distance_to_decide("≈", spread.margin, paper)
+        return (spread.estimate if nearer else paper), spread
+    if spread.estimate == 0:
+        raise ValueError(f"{effect.name}: a CPU estimate of 0 has no effect-to-spread ratio")
+    scale = abs(paper / spread.estimate)
+    scaled = replace(spread, sd=spread.sd * scale, mc_se=spread.mc_se * scale)
+    return spread.estimate * scale, scaled
 
 
 @dataclass(frozen=True)
