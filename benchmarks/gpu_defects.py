@@ -1,7 +1,7 @@
 """Issue 78's defects and issue 79's missing records, looked at on a lent CUDA card (the GPU's half of the evidence;
 each defect's CPU test is in the suite). Runs on the GPU image with only torch, transformers, numpy and pyyaml:
 
-    PYTHONPATH=src python3 benchmarks/gpu_defects.py --out-dir DIR [--config config/gpu_day.yaml]
+    PYTHONPATH=src python3 benchmarks/gpu_defects.py --out-dir DIR [--config config/gpu_node.yaml]
 
 For the tier's sequence-model training shapes (one of each model family and prompt layout: its longest prompt), each
 probe isolated (an exception is recorded in its entry and the next one runs), it writes ``gpu_defects_<card>.json``
@@ -198,7 +198,7 @@ def determinism(job: TrainJob, device: torch.device) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("config/gpu_day.yaml"))
+    parser.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"))
     parser.add_argument("--out-dir", type=Path, required=True)
     args = parser.parse_args()
     device = torch.device("cuda")

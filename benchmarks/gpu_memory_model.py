@@ -7,8 +7,8 @@ CPU: each shape in a fresh process (``--worker``): the model, optimizer and batc
 rise of the process's peak resident memory (VmHWM) over its resident memory before the step. The step makes the
 gradients (4 B a parameter) and Adam's moments (8 B), so the model's figure is its activations plus 12 B a
 parameter. GPU: torch's peak allocation over a timed run (gpu-check's ``peak_memory_mb``), which holds the weights
-too: the model's activations plus 16 B a parameter. Shapes: gpu_day's single_index GPT-2 (514 tokens, bf16) and
-probe_layers' (82 tokens, float32), both with gelu_pytorch_tanh as gpu_day trains them. Writes
+too: the model's activations plus 16 B a parameter. Shapes: gpu_node's single_index GPT-2 (514 tokens, bf16) and
+probe_layers' (82 tokens, float32), both with gelu_pytorch_tanh as gpu_node trains them. Writes
 ``benchmarks/results/gpu_memory_model.json``.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "gpu_memory_model.json"
-SHAPES = {"single_index": 0, "probe_layers": 2}  # index among gpu_day's tier shapes (gpu_check.tier_shapes)
+SHAPES = {"single_index": 0, "probe_layers": 2}  # index among gpu_node's tier shapes (gpu_check.tier_shapes)
 
 
 def resident_mb() -> float:
@@ -69,7 +69,7 @@ def main() -> None:
     from iclab import cluster
     from iclab.gpu_check import tier_shapes
 
-    shapes = tier_shapes(REPO / "config" / "gpu_day.yaml")
+    shapes = tier_shapes(REPO / "config" / "gpu_node.yaml")
     measured_gpu = {}
     if args.rates:
         with open(args.rates, newline="") as f:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU window (issue 79), the command a lent GPU runs once: gpu-check on gpu_day's shapes, then gpu-pack at its
+# One GPU window (issue 79), the command a lent GPU runs once: gpu-check on gpu_node's shapes, then gpu-pack at its
 # LSTM (k = 4) and at its longest prompts (k = 2). Six files under $OUT, the log among them. Only torch, transformers,
 # numpy, pandas and pyyaml are needed (the GPU image's). On the CPU at tiny shapes: OUT=dir bash $0 --tiny
 set -u
@@ -15,6 +15,6 @@ step() {
   "$python" -m iclab "$@" --out-dir "$OUT" $tiny >>"$log" 2>&1
   echo "$name: rc $? in $(( $(date +%s) - start )) s" >>"$log"
 }
-step check gpu-check --config config/gpu_day.yaml --budget-s 240
+step check gpu-check --config config/gpu_node.yaml --budget-s 240
 step "pack lstm" gpu-pack --shape lstm --k 4 --steps 150
 step "pack longest" gpu-pack --shape longest --k 2 --steps 40

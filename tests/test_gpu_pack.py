@@ -15,7 +15,7 @@ from conftest import GPU_IMAGE_PRELUDE
 from iclab import gpu_pack
 from iclab.gpu_check import tiny
 
-GPU_DAY = Path(__file__).resolve().parents[1] / "config" / "gpu_day.yaml"
+GPU_DAY = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
 
 
 def test_weights_digest_repeats_bit_for_bit_and_changes_with_the_seed():

@@ -35,7 +35,7 @@ CUDA_AUTOCAST_FLOAT32 = {
     "smooth_l1_loss", "huber_loss", "nll_loss", "kl_div", "binary_cross_entropy_with_logits", "logsumexp",
 }
 ALLOWED_FLOAT32 = {"native_layer_norm", "layer_norm", "_softmax", "softmax"}
-TIERS = ("config/gpu_day.yaml", "config/paper.yaml")
+TIERS = ("config/gpu_node.yaml", "config/paper.yaml")
 
 
 class OpNames(TorchDispatchMode):

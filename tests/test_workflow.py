@@ -31,7 +31,7 @@ from iclab.models import numpy_predictor
 from iclab.plan import build_plan
 
 
-PACKED_GPUS = 2  # the run packs at most this many trainings that ask for a GPU, on 3 job slots (docs/gpu_day.md)
+PACKED_GPUS = 2  # the run packs at most this many trainings that ask for a GPU, on 3 job slots (docs/gpu_node.md)
 
 
 @pytest.fixture(scope="module")

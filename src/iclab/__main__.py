@@ -516,7 +516,7 @@ def parser() -> argparse.ArgumentParser:
                    help="with --node-cores: a family's throughput gain from this `gpu-pack` result (repeatable; a "
                         "family without one runs one at a time)")
     s.add_argument("--power", type=Path, metavar="FILE",
-                   help="add a row per effect from this result of benchmarks/gpu_day_power.py")
+                   help="add a row per effect from this result of benchmarks/gpu_node_power.py")
     s.set_defaults(run=cmd_cost)
 
     s = sub.add_parser("gpu-check", help="time the tier's GPT-2 and LSTM training steps on this machine's GPU")
@@ -529,7 +529,7 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(run=cmd_gpu_check)
 
     s = sub.add_parser("gpu-pack", help="k trainings packed on this machine's GPU against one alone: speed, equality")
-    s.add_argument("--config", type=Path, default=Path("config/gpu_day.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"), help="the tier (default: %(default)s)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
                    help="where gpu_pack_<shape>_<card>.json goes (default: %(default)s)")
     s.add_argument("--k", type=positive_int, default=4, help="trainings packed at once (default: %(default)s)")

@@ -448,20 +448,25 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
 
 
 def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
-    """A row per effect of a ``benchmarks/gpu_day_power.py`` result: its design (seeds, prompts, power) and its
+    """A row per effect of a ``benchmarks/gpu_node_power.py`` result: the seeds and prompts the tier runs, their
+    power at the paper's size and at the least favourable plausible truth (``power.least_favourable``), and the
     experiment's GPU-hours (effects of one experiment share them; models shared between experiments count once, at
     the first that needs them)."""
     gpu_h = table.groupby("experiment")["gpu_seconds"].sum() / 3600
     rows = pd.DataFrame([{
-        "effect": row["effect"], "experiment": row["experiment"], "truth": row["design"]["truth"],
-        "seeds": row["design"]["seeds"], "prompts": row["design"]["prompts"], "power": row["design"]["power"],
+        "effect": row["effect"], "experiment": row["experiment"], "paper's truth": row["design"]["truth"],
+        "least favourable": row["least_favourable"]["design"]["truth"], "seeds": row["as_run"]["seeds"],
+        "prompts": row["as_run"]["prompts"], "power": row["as_run"]["power"],
+        "power (least favourable)": row["as_run"]["power_least_favourable"],
         "experiment GPU-hours": gpu_h.get(row["experiment"], 0.0),
     } for row in power["effects"]])
     return "\n".join([
         "## The effects",
         "",
-        f"Seeds and prompts by iclab.power at look 1's level ({power['level']:.0%}), power ≥ 80% if the paper's size "
-        f"holds; {power['assumption']} (benchmarks/results/gpu_day_power.json).",
+        f"Seeds and prompts as the tier runs them, each effect's power at look 1's level ({power['level']:.0%}) if the "
+        f"paper's size holds and at the least favourable plausible truth (an ordering claim at its CPU effect-to-spread "
+        f"ratio, an equivalence at its CPU estimate where that lies nearer the edge); {power['assumption']} "
+        f"(benchmarks/results/gpu_node_power.json).",
         "",
         rows.to_markdown(index=False, floatfmt=",.3g"),
         "",

@@ -1,5 +1,5 @@
-"""Trainings packed on one GPU, measured (``python -m iclab gpu-pack``): the prepared check of gpu_day's packing
-(docs/gpu_day.md), for a session with a GPU. Like ``iclab.gpu_check`` it runs where only torch, transformers, numpy,
+"""Trainings packed on one GPU, measured (``python -m iclab gpu-pack``): the prepared check of gpu_node's packing
+(docs/gpu_node.md), for a session with a GPU. Like ``iclab.gpu_check`` it runs where only torch, transformers, numpy,
 pandas and pyyaml are installed (``PYTHONPATH=src python3 -m iclab gpu-pack``).
 
 For the tier's training shape that trains the most models (``gpu_check.tier_shapes``, at its full shape, seed 0), in

@@ -5,7 +5,7 @@ An effect is a row of an experiment's claims table (``EFFECTS``: the experiment 
 the truth that the paper reports for it, as the claim's difference (measured − expected) at the paper's scale. Where
 the paper gives no size, the truth is the claim's own estimate at CPU size (``Effect.truth`` None; the design then
 asks what it takes to confirm what the CPU run saw). The spread of one training seed's value and the prompts' s.e.
-are those measured at CPU size (``Spread``, read from a run's cubes by ``benchmarks/gpu_day_power.py``): an
+are those measured at CPU size (``Spread``, read from a run's cubes by ``benchmarks/gpu_node_power.py``): an
 assumption at the paper's shapes, where neither was measured.
 
 ``least_favourable``: the truth and spreads to design for when the paper's size may not carry over with the spreads
@@ -113,6 +113,15 @@ class Design:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def power_as_run(truth: float, spread: Spread, seeds: int, prompts: int, level: float = LEVEL) -> float:
+    """The power with which ``seeds`` seeds at ``prompts`` evaluation prompts decide the claim if the truth is
+    ``truth``: the prompts' s.e. scaled from the ``spread.prompts`` it was measured at by √(spread.prompts ÷
+    prompts)."""
+    start, end, _, _ = region(spread.relation, spread.margin)
+    mc_se = spread.mc_se * math.sqrt(spread.prompts / prompts)
+    return decision_probability(seeds, truth, spread.sd, mc_se, start, end, level)
 
 
 def design(truth: float, spread: Spread, level: float = LEVEL) -> Design:

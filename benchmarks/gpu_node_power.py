@@ -1,8 +1,8 @@
-"""Benchmark: the seeds and prompts that config/gpu_day.yaml needs to decide each headline effect (``iclab.power``).
+"""Benchmark: the seeds and prompts that config/gpu_node.yaml needs to decide each headline effect (``iclab.power``).
 
-    python benchmarks/gpu_day_power.py --cubes results/cubes results/look2/cubes --config config.yaml
-    python benchmarks/gpu_day_power.py --spreads benchmarks/results/gpu_day_power.json  # the spreads stored there
-    # writes benchmarks/results/gpu_day_power.json (seconds)
+    python benchmarks/gpu_node_power.py --cubes results/cubes results/look2/cubes --config config.yaml
+    python benchmarks/gpu_node_power.py --spreads benchmarks/results/gpu_node_power.json  # the spreads stored there
+    # writes benchmarks/results/gpu_node_power.json (seconds)
 
 For each effect of ``power.EFFECTS``, the claim's spread between seeds and its prompts' s.e. are read from the first
 cube directory whose run of the experiment has at least two seeds (a default run has one seed for Fu et al.'s
@@ -23,9 +23,11 @@ from pathlib import Path
 from iclab import experiments
 from iclab.config import load
 from iclab.cubes import read_cube
-from iclab.power import EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable
+from iclab.power import (EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable,
+                         power_as_run)
 
-OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_day_power.json"
+OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_node_power.json"
+TIER = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
 
 
 def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread, Path]:
@@ -49,15 +51,21 @@ def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread
     raise SystemExit(f"no cube of {effect.experiment} with two seeds or more in {', '.join(map(str, cube_dirs))}")
 
 
-def effect_row(effect, spread: Spread, measured_in: str) -> dict:
-    """One effect's spreads and both designs (module docstring)."""
-    favourable = design(favourable_truth(effect, spread), spread)
+def effect_row(effect, spread: Spread, measured_in: str, tier: dict) -> dict:
+    """One effect's spreads, both designs, and the power of the seeds and prompts ``tier`` runs under each truth
+    (module docstring)."""
+    favourable_at = favourable_truth(effect, spread)
     truth, scaled = least_favourable(effect, spread)
+    section = tier["experiments"][effect.experiment]
+    seeds, prompts = len(section["seeds"]), section["eval_prompts"]
     return {"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
             "truth_source": effect.truth_source if effect.truth is not None
             else effect.truth_source + "; the CPU estimate stands in",
-            "measured_in": measured_in, "spread": spread.__dict__, "design": favourable.to_dict(),
-            "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()}}
+            "measured_in": measured_in, "spread": spread.__dict__, "design": design(favourable_at, spread).to_dict(),
+            "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()},
+            "as_run": {"seeds": seeds, "prompts": prompts,
+                       "power": power_as_run(favourable_at, spread, seeds, prompts),
+                       "power_least_favourable": power_as_run(truth, scaled, seeds, prompts)}}
 
 
 def main() -> None:
@@ -66,8 +74,11 @@ def main() -> None:
     source.add_argument("--cubes", type=Path, nargs="+", help="cube directories, in order of use")
     source.add_argument("--spreads", type=Path, help="an earlier result of this benchmark: its spreads, not cubes")
     parser.add_argument("--config", type=Path, help="with --cubes: the config of the run that made the cubes")
+    parser.add_argument("--tier", type=Path, default=TIER, help="the tier whose seeds and prompts are scored "
+                        "(default: %(default)s)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    tier = load(args.tier)
     if args.cubes is not None and args.config is None:
         parser.error("--cubes needs --config (the config of the run that made the cubes)")
     if args.spreads is not None:
@@ -76,7 +87,7 @@ def main() -> None:
         missing = [effect.name for effect in EFFECTS if effect.name not in by_name]
         if missing:
             parser.error(f"--spreads {args.spreads}: no spread of {', '.join(missing)}")
-        rows = [effect_row(effect, Spread(**by_name[effect.name]["spread"]), by_name[effect.name]["measured_in"])
+        rows = [effect_row(effect, Spread(**by_name[effect.name]["spread"]), by_name[effect.name]["measured_in"], tier)
                 for effect in EFFECTS]
         config_name = earlier["config"]
     else:
@@ -84,7 +95,7 @@ def main() -> None:
         rows = []
         for effect in EFFECTS:
             spread, path = measured_spread(effect, args.cubes, config)
-            rows.append(effect_row(effect, spread, str(path)))
+            rows.append(effect_row(effect, spread, str(path), tier))
         config_name = str(args.config)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"level": LEVEL, "mc_share": MC_SHARE, "config": config_name, "commit": commit,
@@ -92,7 +103,8 @@ def main() -> None:
               "effects": rows}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     for row in rows:
-        print(f"{row['experiment']:22} {row['effect']:40} {row['design']} | {row['least_favourable']['design']}")
+        print(f"{row['experiment']:22} {row['effect']:40} {row['design']} | {row['least_favourable']['design']} | "
+              f"{row['as_run']}")
 
 
 if __name__ == "__main__":
