@@ -30,7 +30,7 @@ import numpy as np
 from iclab.claims import LOOK_LEVELS, decision_probability, deciding_seeds, distance_to_decide, monte_carlo_reach, region
 
 LEVEL = LOOK_LEVELS[0]  # a tier's own run decides at look 1's level
-MAX_SEEDS = 20  # beyond this an effect does not fit a one-GPU day (each GPT-2 seed is GPU-hours)
+MAX_SEEDS = 20  # beyond this an effect does not fit one GPU node (each GPT-2 seed is GPU-hours)
 MAX_PROMPT_FACTOR = 1024  # beyond this the evaluation set outgrows one node's memory
 MC_SHARE = 0.5  # the Monte-Carlo part may take at most this share of the distance to the region's edge
 
