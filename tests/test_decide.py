@@ -119,3 +119,29 @@ def test_decide_run_plans_writes_and_runs_the_workflow_on_look_twos_config(tmp_p
                     "--replace-workflow-config"]]
     assert yaml.safe_load((tmp_path / "look2.yaml").read_text())["experiments"]["ltb_gap"]["seeds"] == [3, 4, 5, 6]
     assert "ltb_gap: 1 rows, new seeds [3, 4, 5, 6]" in capsys.readouterr().out
+
+
+def test_decide_refuses_to_plan_a_third_look_in_one_line(tmp_path, tier, caplog):
+    """Pointed at a second look's config (it has second_look) or at a claims table with rows judged at look 2,
+    ``decide`` refuses before any work, naming the file and the two looks' shares; look 1's table passes."""
+    from iclab.__main__ import main
+    from iclab.errors import UsageError
+
+    look1 = table([("ltb_gap", "claim", "r1", "inconclusive", "4")]).assign(look=1)
+    decide.refuse_a_third_look(tier, look1, tmp_path / "config.yaml", tmp_path / "claims.csv")  # no error
+    look2_rows = look1.assign(look=[2])
+    with pytest.raises(UsageError, match=r"--claims .*claims.csv is a second look's .*two looks \(2\.0% and 0\.5%"):
+        decide.refuse_a_third_look(tier, look2_rows, tmp_path / "config.yaml", tmp_path / "claims.csv")
+    second = tier | {"second_look": {"results": "results", "experiments": ["ltb_gap"]}}
+    with pytest.raises(UsageError, match=r"--config .*look2.yaml is a second look's \(it has second_look"):
+        decide.refuse_a_third_look(second, look1, tmp_path / "look2.yaml", tmp_path / "claims.csv")
+    import yaml
+
+    (tmp_path / "look2.yaml").write_text(yaml.safe_dump(second))
+    look2_rows.to_csv(tmp_path / "claims.csv", index=False)
+    with pytest.raises(SystemExit) as refused:
+        main(["decide", "--config", str(tmp_path / "look2.yaml"), "--claims", str(tmp_path / "claims.csv"),
+              "--results", str(tmp_path / "none"), "--out", str(tmp_path / "look3.yaml")])
+    assert refused.value.code == 1 and not (tmp_path / "look3.yaml").exists()
+    logged = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert len(logged) == 1 and "\n" not in logged[0] and "is a second look's" in logged[0]

@@ -139,13 +139,14 @@ def cmd_decide(args: argparse.Namespace) -> None:
 
     from iclab.atomic import write_text
     from iclab.config import load
-    from iclab.decide import look2, needs, overlay
+    from iclab.decide import look2, needs, overlay, refuse_a_third_look
     from iclab.errors import UsageError
     from iclab.plan import build_plan
 
     if not args.claims.is_file():
         raise UsageError(f"--claims {args.claims}: no look-1 claims table there (snakemake results/tables/claims.md)")
     config, table = load(args.config), pd.read_csv(args.claims)
+    refuse_a_third_look(config, table, args.config, args.claims)
     looks = look2(table, config, build_plan(config), args.results, args.budget_s)
     for look in looks:
         print(f"{look.experiment}: {len(look.rows)} rows, new seeds {list(look.new_seeds)}, "

@@ -26,6 +26,8 @@ from typing import Any
 
 import pandas as pd
 
+from iclab.claims import LOOK_ALPHAS
+from iclab.errors import UsageError
 from iclab.looks import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
 from iclab.plan import Plan
 
@@ -106,6 +108,20 @@ def experiment_seconds(plan: Plan, experiment: str, results: Path) -> tuple[floa
 
 def seeds_of(config: dict[str, Any], experiment: str) -> list[int]:
     return list(config["experiments"][experiment].get("seeds", config["seeds"]))
+
+
+def refuse_a_third_look(config: dict[str, Any], table: pd.DataFrame, config_path: Path, claims_path: Path) -> None:
+    """A UsageError where the config or the claims table is a second look's: the error split (``LOOK_ALPHAS``) has two
+    looks, and planning from look 2's results would judge its models a third time."""
+    if "second_look" in config:
+        found = f"--config {config_path} is a second look's (it has second_look: the config `decide` wrote)"
+    elif "look" in table and (table["look"] == 2).any():
+        found = f"--claims {claims_path} is a second look's (rows judged at look 2)"
+    else:
+        return
+    alphas = " and ".join(f"{alpha:.1%}" for alpha in LOOK_ALPHAS)
+    raise UsageError(f"decide: {found}; the error split allows two looks ({alphas} one-sided of the 2.5%): a third "
+                     "would need its own share of the error, fixed before any data. Plan from look 1's config and table")
 
 
 def look2(table: pd.DataFrame, config: dict[str, Any], plan: Plan, results: Path, budget_s: float
