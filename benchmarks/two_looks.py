@@ -1,9 +1,10 @@
 """Benchmark: the two-look design of the claims table (``claims.LOOK_ALPHAS``, simulated by ``iclab.looks``).
 
-    python benchmarks/two_looks.py   # writes benchmarks/results/two_looks.json (~4 min, one thread)
+    python benchmarks/two_looks.py   # writes benchmarks/results/two_looks.json (~5–11 min, one thread)
 
 1. False verdicts: for each relation (margins as the suite's), look 1 with S₁ ∈ {1, 2, 3, 5} seeds (the configs'
-   counts), one seed's spread 1 and the prompts' s.e. 0.1 or 0.5 (relative to it), the truth on the region's edge:
+   counts), one seed's spread 1 and the prompts' s.e. 0, 0.1 or 0.5 (relative to it; 0: the worst case, no prompt
+   error to widen the interval), the truth on the region's edge:
    the rates of "holds" (false if the truth is just outside the edge) and "fails" (false if just inside) after look 1
    and after both looks, for look 2 on its new seeds alone (the design) and pooled with look 1's.
 2. Power: the truth 0.5 and 1.5 spreads inside the region's nearest edge (an ordering or a bound that is there, an
@@ -49,7 +50,7 @@ def main() -> None:
     false_verdicts = []
     for relation, margin in RELATIONS:
         edge, _ = edge_and_inside(relation, margin, 0.0)
-        for mc_se in (0.1, 0.5):
+        for mc_se in (0.0, 0.1, 0.5):
             for s1 in (1, 2, 3, 5):
                 row = {"relation": relation, "margin": margin, "truth": edge, "mc_se": mc_se, "s1": s1}
                 for design, pooled in (("new seeds", False), ("pooled", True)):
