@@ -3,11 +3,13 @@ refuses; its FLOP counts against ``cluster``'s, its agreement errors against num
 
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import GPU_IMAGE_PRELUDE, REPO
@@ -230,3 +232,24 @@ def test_the_check_runs_with_only_what_the_gpu_machines_image_has(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == [str(tmp_path / f"gpu_{name}_cpu.{suffix}") for name, suffix in
                                      (("rates", "csv"), ("agreement", "csv"), ("env", "json"))]
+
+
+def test_the_cards_peak_is_matched_by_its_longest_name_first_by_hand():
+    """An H100 PCIe is not an SXM H100 (756 against 989 TFLOP/s bf16): the longer name that shares the prefix is
+    matched first. TF32 and float32 take their own columns; an unlisted card is NaN; the anchors' estimate
+    (cluster.CARD_PEAK_FLOPS) uses the SXM H100's row, and the H100 run's fraction of peak is its FLOP/s over it."""
+    bf16 = {"precision": "bfloat16", "tf32": False}
+    tf32 = {"precision": "float32", "tf32": True}
+    fp32 = {"precision": "float32", "tf32": False}
+    assert gpu_check.peak_flops("NVIDIA H100 PCIe", bf16) == 756e12
+    assert gpu_check.peak_flops("NVIDIA H100 80GB HBM3", bf16) == 989e12
+    assert gpu_check.peak_flops("NVIDIA H100 80GB HBM3", tf32) == 495e12
+    assert gpu_check.peak_flops("NVIDIA H100 80GB HBM3", fp32) == 67e12
+    assert gpu_check.peak_flops("NVIDIA A100-SXM4-80GB", tf32) == 156e12
+    assert math.isnan(gpu_check.peak_flops("Tesla V100-SXM2-16GB", bf16))
+    sxm = dict(gpu_check.PEAKS)["H100"]
+    assert cluster.CARD_PEAK_FLOPS == {"bfloat16": sxm[0], "tf32": sxm[1], "float32": sxm[2]}
+    rates = pd.read_csv(REPO / "benchmarks/results/gpu_h100_2026-11-28/gpu_rates_nvidia_h100_80gb_hbm3.csv")
+    first = rates.iloc[0]  # single_index's bf16 GPT-2: 2.3953e12 FLOPs in 0.05333 s, 4.49e13 FLOP/s, 4.5% of 989e12
+    assert first["fraction_of_peak"] == pytest.approx(first["flops_per_step"] / first["seconds_per_step"] / 989e12)
+    assert first["fraction_of_peak"] == pytest.approx(0.0454, abs=5e-4)
