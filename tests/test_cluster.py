@@ -301,3 +301,13 @@ def test_the_anchors_estimate_against_the_steps_the_h100_measured():
     assert abs(sorted(ratios)[len(ratios) // 2] - 1) < 0.1
     fu = job({"name": "gpt2", "n_embd": 256, "n_layer": 12, "n_head": 8}, 20, 15, batch_size=64)
     assert cluster.gpu_step_seconds(fu, cluster.model_size(fu)) == pytest.approx(0.05212, rel=1e-9)
+
+
+def test_a_rate_fit_never_takes_a_negative_overhead_by_hand():
+    """A family measured at (1e12 FLOPs, 0.01 s) and (3e12, 0.05 s): least squares gives 2e-14 s a FLOP and an overhead
+    of −0.01 s, which no step has, so the fit goes through the origin: Σfs / Σf² = 1.6e11 / 1e25 = 1.6e-14 s a FLOP,
+    overhead 0 (a 2e12-FLOP step: 0.032 s, not the line's 0.03). A positive overhead is kept: (1e12, 0.012) and
+    (3e12, 0.032) give 0.002 s and 1e-14."""
+    assert cluster.fit_step_time([(1e12, 0.01), (3e12, 0.05)]) == (0.0, pytest.approx(1.6e-14))
+    assert cluster.fit_step_time([(1e12, 0.012), (3e12, 0.032)]) == (pytest.approx(0.002), pytest.approx(1e-14))
+    assert cluster.fit_step_time([(2e12, 0.03)]) == (0.0, pytest.approx(1.5e-14))  # one shape: through the origin
