@@ -167,8 +167,8 @@ def gpt2_step_size(model: dict[str, Any], n: int, train: dict[str, Any]) -> Size
 # Bytes a GPT-2 training step keeps a token, layer and embedding unit on a GPU: Korthikanti et al. 2022's 34 at 16
 # bits (attention 11, MLP 19, the two layer norms 4) without their attention term 5·a·s/h (the T × T scores, softmax
 # and dropout mask): SDPA's fused kernels store none of it, only the output and a logsumexp a row; 13 without the MLP
-# and its layer norm. Twice that in float32. gelu_new is seven elementwise ops whose saved intermediates add, a 4E-wide token: in
-# float32 tanh's output, 0.5·x and 1 + tanh (3 × 4 × 4 B = 48); under bf16 autocast, where CUDA runs pow and what
+# and its layer norm. Twice that in float32. gelu_new is seven elementwise ops whose saved intermediates add, a
+# 4E-wide token: in float32 tanh's output, 0.5·x and 1 + tanh (3 × 4 × 4 B = 48); under bf16 autocast, where CUDA runs pow and what
 # follows in float32, tanh's output and 1 + tanh in float32 and 0.5·x in bf16 (2 × 16 + 8 = 40); a fused GELU
 # saves only its input, already counted. Checked against one step's peak on the CPU and on an H200
 # (benchmarks/gpu_memory_model.py, benchmarks/results/gpu_memory_model.json).

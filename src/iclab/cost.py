@@ -376,17 +376,12 @@ def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
     return "\n".join(lines)
 
 
-def gpu_groups(full: Plan, table: pd.DataFrame, leave_out: str | None = None) -> list[list[dict[str, Any]]]:
-    """The training jobs of ``full`` that ask for a GPU, each as its models' specs; without those the cost ``table``
-    attributes to experiment ``leave_out``."""
+def gpu_jobs(full: Plan, table: pd.DataFrame, leave_out: str | None = None
+             ) -> tuple[list[list[dict[str, Any]]], list[float]]:
+    """The training jobs of ``full`` that ask for a GPU, each as its models' specs, and each one's GPU seconds in the
+    cost ``table``; without the jobs it attributes to experiment ``leave_out``."""
     jobs = table[(table["rule"] == "train") & table["gpu_seconds"].notna() & (table["experiment"] != leave_out)]
-    return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]]
-
-
-def gpu_job_seconds(table: pd.DataFrame, leave_out: str | None = None) -> list[float]:
-    """The GPU seconds of ``gpu_groups``' jobs, in their order."""
-    jobs = table[(table["rule"] == "train") & table["gpu_seconds"].notna() & (table["experiment"] != leave_out)]
-    return list(jobs["gpu_seconds"])
+    return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]], list(jobs["gpu_seconds"])
 
 
 def packed_on_one_card(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
@@ -394,9 +389,8 @@ def packed_on_one_card(table: pd.DataFrame, full: Plan, measured: dict[str, pack
                        ) -> tuple[list[packing.FamilyPacking], float]:
     """The tier's GPU jobs (without experiment ``leave_out``) by family, packed at the ``measured`` gains, and the
     floor of their FLOPs at the card's peak (seconds)."""
-    groups = gpu_groups(full, table, leave_out)
-    families = packing.family_packing(groups, gpu_job_seconds(table, leave_out), measured, rates=rates)
-    return families, packing.floor_seconds(groups)
+    groups, seconds = gpu_jobs(full, table, leave_out)
+    return packing.family_packing(groups, seconds, measured, rates=rates), packing.floor_seconds(groups)
 
 
 def without_each(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
@@ -430,8 +424,8 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
         f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card)",
         "",
         f"{sum(f.jobs for f in families)} GPU jobs (their steps {gpu_bases(table)}): **{alone_h:,.0f} GPU-hours one "
-        f"at a time ({alone_h / 24:,.1f} days)**; packed at the throughput gains `gpu-pack` measured (a family without one runs "
-        f"one at a time): **{packed_s / 3600:,.0f} hours ({packed_s / 86400:,.1f} days)**. A day: "
+        f"at a time ({alone_h / 24:,.1f} days)**; packed at the throughput gains `gpu-pack` measured (a family without "
+        f"one runs one at a time): **{packed_s / 3600:,.0f} hours ({packed_s / 86400:,.1f} days)**. A day: "
         f"**{packing.day_verdict(packed_s, floor_s)}**. Their FLOPs at the card's dense peak take "
         f"{floor_s / 3600:,.2g} h (bf16 {cluster.CARD_PEAK_FLOPS['bfloat16']:.3g}, float32 "
         f"{cluster.CARD_PEAK_FLOPS['float32']:.3g} FLOP/s). The CPU jobs: {cpu_h:,.0f} hours of this machine's CPU, "
@@ -464,8 +458,9 @@ def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
         "## The effects",
         "",
         f"Seeds and prompts as the tier runs them, each effect's power at look 1's level ({power['level']:.0%}) if the "
-        f"paper's size holds and at the least favourable plausible truth (an ordering claim at its CPU effect-to-spread "
-        f"ratio, an equivalence at its CPU estimate where that lies nearer the edge); {power['assumption']} "
+        f"paper's size holds and at the least favourable plausible truth (an ordering claim at its CPU "
+        f"effect-to-spread ratio, an equivalence at its CPU estimate where that lies nearer the edge); "
+        f"{power['assumption']} "
         f"(benchmarks/results/gpu_node_power.json).",
         "",
         rows.to_markdown(index=False, floatfmt=",.3g"),

@@ -121,7 +121,8 @@ def refuse_a_third_look(config: dict[str, Any], table: pd.DataFrame, config_path
         return
     alphas = " and ".join(f"{alpha:.1%}" for alpha in LOOK_ALPHAS)
     raise UsageError(f"decide: {found}; the error split allows two looks ({alphas} one-sided of the 2.5%): a third "
-                     "would need its own share of the error, fixed before any data. Plan from look 1's config and table")
+                     "would need its own share of the error, fixed before any data. Plan from look 1's config and "
+                     "table")
 
 
 def look2(table: pd.DataFrame, config: dict[str, Any], plan: Plan, results: Path, budget_s: float

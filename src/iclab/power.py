@@ -92,8 +92,10 @@ def least_favourable(effect: Effect, spread: Spread) -> tuple[float, Spread]:
     """The least favourable plausible truth of ``effect`` and the spreads that go with it (module docstring)."""
     paper = favourable_truth(effect, spread)
     if spread.relation == "≈":
-        nearer = distance_to_decide("≈", spread.margin, spread.estimate) < distance_to_decide("≈", spread.margin, paper)
-        return (spread.estimate if nearer else paper), spread
+        def reach(truth: float) -> float:  # how far from the region's edge
+            return distance_to_decide("≈", spread.margin, truth)
+
+        return (spread.estimate if reach(spread.estimate) < reach(paper) else paper), spread
     if spread.estimate == 0:
         raise ValueError(f"{effect.name}: a CPU estimate of 0 has no effect-to-spread ratio")
     scale = abs(paper / spread.estimate)
