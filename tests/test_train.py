@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -135,6 +136,89 @@ def test_batches_made_ahead_are_the_batches_made_in_turn_from_any_start():
     with BatchFeed(make, 0, 40, torch.device("cpu"), ahead=True) as stopped_early:
         next(stopped_early)
     assert not stopped_early.thread.is_alive()  # leaving the feed mid-way stops its producer
+
+
+class StandInStream:
+    """A CUDA stream on the CPU: ``Tensor.to("cuda", non_blocking=True)`` enqueues a copy that reads its host buffer
+    only when it runs (when a later event is waited on, or its result is used), as a real asynchronous copy may;
+    ``torch.cuda.Event`` records the stream's position and ``synchronize()`` runs the copies before it."""
+
+    def __init__(self, delay_s: float):
+        self.pending: list = []
+        self.lock = threading.Lock()  # the producer waits on events while the consumer enqueues and reads
+        self.delay_s = delay_s  # the consumer's time between the queue's get() and recording its event
+
+    def copy(self, host: torch.Tensor) -> "StandInStream.Copy":
+        time.sleep(self.delay_s)
+        copy = self.Copy(self, host)
+        with self.lock:
+            self.pending.append(copy)
+        return copy
+
+    def run_until(self, copy) -> None:
+        with self.lock:
+            while copy in self.pending:
+                done = self.pending.pop(0)
+                done.value = done.host.clone()
+
+    class Copy:
+        def __init__(self, stream, host):
+            self.stream, self.host, self.value, self.buffer = stream, host, None, host.untyped_storage().data_ptr()
+
+        def read(self) -> torch.Tensor:
+            self.stream.run_until(self)
+            return self.value
+
+    def event(self):
+        stream = self
+
+        class Event:
+            def record(self):
+                self.copies = list(stream.pending)
+
+            def synchronize(self):
+                for copy in self.copies:
+                    stream.run_until(copy)
+
+        return Event()
+
+
+def batches_through_the_cuda_path(monkeypatch, slots: int, steps: int = 12) -> tuple[list[bool], list[int]]:
+    """``BatchFeed``'s CUDA path (pinned slots, copy events) on the CPU through ``StandInStream``, with ``slots``
+    pinned buffers: for each step, whether the batch its copy read is the batch ``make(step)`` gives, and which
+    buffer it read."""
+    from iclab.fit import prefetch
+    from iclab.fit.sgd import batch_at
+
+    stream = StandInStream(delay_s=0.05)
+    empty, to = torch.empty, torch.Tensor.to
+    monkeypatch.setattr(torch, "empty", lambda *args, pin_memory=False, **kwargs: empty(*args, **kwargs))
+    monkeypatch.setattr(torch.Tensor, "to", lambda self, device, *args, non_blocking=False, **kwargs: (
+        stream.copy(self) if getattr(device, "type", None) == "cuda" else to(self, device, *args, **kwargs)))
+    monkeypatch.setattr(torch.cuda, "Event", stream.event)
+    monkeypatch.setattr(prefetch, "SLOTS", slots)
+    make = lambda step: batch_at(job().train, TASK, 0, step, None)  # noqa: E731
+    right, buffers = [], []
+    with prefetch.BatchFeed(make, 0, steps, torch.device("cuda"), ahead=True) as feed:
+        for step, (xs, ys) in enumerate(feed):
+            right.append(np.array_equal(xs.read().numpy(), make(step).xs)
+                         and np.array_equal(ys.read().numpy(), make(step).ys))
+            buffers.append(xs.buffer)
+    return right, buffers
+
+
+def test_the_cuda_prefetch_path_never_overwrites_a_buffer_before_its_copy_ran(monkeypatch):
+    """With ``prefetch.SLOTS`` (DEPTH + 2) buffers every step's copy reads its own batch, the buffers taken in turn;
+    with DEPTH + 1 the producer fills the buffer of the step the consumer holds between the queue's get() and its
+    event (the stand-in's consumer waits there), and some step reads a later batch; with DEPTH, more do."""
+    from iclab.fit.prefetch import DEPTH, SLOTS
+
+    right, buffers = batches_through_the_cuda_path(monkeypatch, SLOTS)
+    assert all(right)
+    assert len(set(buffers)) == SLOTS and all(buffers[i] == buffers[i % SLOTS] for i in range(len(buffers)))
+    for too_few in (DEPTH + 1, DEPTH):
+        right, _ = batches_through_the_cuda_path(monkeypatch, too_few)
+        assert not all(right), too_few
 
 
 def test_an_error_in_the_producer_is_raised_at_the_step_that_needs_its_batch():

@@ -19,6 +19,10 @@ import torch
 from iclab.tasks import Batch
 
 DEPTH = 2  # batches made ahead of the one in use
+# pinned buffers on CUDA: while the consumer holds step c between the queue's get() and recording c's copy event, the
+# queue may hold c + 1 … c + DEPTH and the producer fill c + DEPTH + 1; that buffer must not be c's, so DEPTH + 1
+# buffers are one too few (tests/test_train.py's stand-in for pinned buffers and events shows the race)
+SLOTS = DEPTH + 2
 
 
 class PinnedSlot:
@@ -51,7 +55,7 @@ class BatchFeed:
 
     def __init__(self, make: Callable[[int], Batch], start: int, stop: int, device: torch.device, ahead: bool):
         self.make, self.steps, self.device = make, iter(range(start, stop)), device
-        self.slots = [PinnedSlot() for _ in range(DEPTH + 2)] if ahead and device.type == "cuda" else None
+        self.slots = [PinnedSlot() for _ in range(SLOTS)] if ahead and device.type == "cuda" else None
         self.ready: queue.Queue | None = queue.Queue(maxsize=DEPTH) if ahead else None
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._produce, args=(range(start, stop),), daemon=True) if ahead else None
