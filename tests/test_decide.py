@@ -6,7 +6,7 @@ import pytest
 
 from iclab import decide
 from iclab.config import validate
-from iclab.looks import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
+from iclab.claims import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, SMOKE_VERDICT
 from iclab.plan import build_plan
 from iclab.smoke import results_dir
 
@@ -24,12 +24,22 @@ def test_each_inconclusive_rows_need_is_read_from_its_seeds_needed():
         ("a", "claim", "many prompts", "inconclusive", "none: the Monte-Carlo error alone is too large (~213× the prompts)"),
         ("a", "claim", "past the cap", "inconclusive", str(LOOK2_MAX_SEEDS + 1)),
         ("a", "claim", "edge", "inconclusive", "none: the estimate sits on the region's edge"),
+        ("a", "claim", "blank", "inconclusive", ""),
         ("a", "claim", "decided", "holds", ""),
+        ("a", "claim", "smoke", SMOKE_VERDICT, ""),
         ("a", "verification", "check", "inconclusive", "4"),
     ])
-    got = [(need.claim, need.kind, need.amount) for need in decide.needs(rows)]
+    found = decide.needs(rows)
+    got = [(need.claim, need.kind, need.amount) for need in found]
     assert got == [("six seeds", "seeds", 6), ("one seed", "seeds", ONE_SEED_LOOK2), ("prompts", "prompts", 12),
-                   ("many prompts", "paper tier", 0), ("past the cap", "paper tier", 0), ("edge", "paper tier", 0)]
+                   ("many prompts", "paper tier", 0), ("past the cap", "paper tier", 0), ("edge", "paper tier", 0),
+                   ("blank", "paper tier", 0)]
+    assert [need.why for need in found] == [
+        "6 new seeds decide it with 80% power", "one seed at look 1: no spread to plan from",
+        "the Monte-Carlo error alone: ~12× the prompts",
+        f"the Monte-Carlo error alone: ~213× the prompts, past the cap of {LOOK2_MAX_PROMPTS}×",
+        f"{LOOK2_MAX_SEEDS + 1} seeds needed, past the cap of {LOOK2_MAX_SEEDS}",
+        "none: the estimate sits on the region's edge", "no count of seeds"]
     assert LOOK2_MAX_PROMPTS < 213 and 12 <= LOOK2_MAX_PROMPTS
 
 
@@ -46,7 +56,8 @@ def tier():
 
 
 def benchmarks(results, plan, seconds):
-    """Every train job ``seconds["train"]``, every evaluation ``seconds["evaluate"]``, aggregate and figure 5 s."""
+    """Every train job ``seconds["train"]``, every evaluation ``seconds["evaluate"]``, every evaluation set 1 s, every
+    LSA class optimum 2 s, each experiment's theory 3 s and its aggregate and figure 5 s."""
     def write(rule, job, s):
         path = results / "benchmarks" / rule / f"{job}.tsv"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,34 +68,64 @@ def benchmarks(results, plan, seconds):
     for experiment, settings in plan.settings.items():
         for setting in settings.values():
             write("evaluate", f"{experiment}/{setting.hash}", seconds["evaluate"])
+        write("theory", experiment, 3.0)
         for rule in ("aggregate", "figure"):
             write(rule, experiment, 5.0)
+    for data_hash in plan.data:
+        write("data", data_hash, 1.0)
+    for optimum in plan.optima:
+        write("lsa_optimum", optimum, 2.0)
 
 
 def test_each_experiment_gets_the_seeds_its_rows_need_priced_from_look_one(tmp_path, tier):
     """ltb_gap: rows needing 4 and 6 seeds → 6 new seeds (3, …, 8); its look 1 ran 2 train jobs of 30 s and 2
-    evaluations of 10 s for 3 seeds: 80 × 6 / 3 + 10 (aggregate, figure) = 170 job-seconds. ltb_training: one row with
-    no spread to plan from → 3 new seeds (2, 3, 4); 1 train job (30 s) and 1 evaluation (10 s) for 2 seeds:
-    40 × 3 / 2 + 10 = 70. A budget of 100 takes ltb_training (1 row per 70 s) and not ltb_gap (2 rows per 170 s)."""
+    evaluations of 10 s for 3 seeds, and once each 2 evaluation sets (1 s), 2 LSA optima (2 s), its theory (3 s),
+    aggregate and figure (5 s each): 80 × 6 / 3 + 2 + 4 + 3 + 10 = 179 job-seconds (scaling the evaluation sets
+    with the seeds would give 181, leaving them out 177). ltb_training: one row with no spread to plan from → 3 new
+    seeds (2, 3, 4); 1 train job (30 s) and 1 evaluation (10 s) for 2 seeds: 40 × 3 / 2 + 1 + 2 + 3 + 10 = 76. A
+    budget of 100 takes ltb_training (1 row per 76 s) and not ltb_gap (2 rows per 179 s); look 2's evaluation sets
+    are drawn from seed 1 + 1 = 2, look 1's from 1."""
     plan = build_plan(tier)
     benchmarks(tmp_path, plan, {"train": 30.0, "evaluate": 10.0})
     rows = table([
         ("ltb_gap", "claim", "r1", "inconclusive", "4"), ("ltb_gap", "claim", "r2", "inconclusive", "6"),
+        ("ltb_gap", "claim", "more prompts", "inconclusive",
+         "none: the Monte-Carlo error alone is too large (~12× the prompts)"),  # not seeds: not in S₂
         ("ltb_training", "claim", "r3", "inconclusive", "unknown: 1 seed has no spread"),
     ])
     looks = {look.experiment: look for look in decide.look2(rows, tier, plan, tmp_path, budget_s=100.0)}
     gap, training = looks["ltb_gap"], looks["ltb_training"]
-    assert gap.new_seeds == (3, 4, 5, 6, 7, 8) and gap.job_seconds == pytest.approx(80 * 6 / 3 + 10)
-    assert training.new_seeds == (2, 3, 4) and training.job_seconds == pytest.approx(40 * 3 / 2 + 10)
+    assert gap.new_seeds == (3, 4, 5, 6, 7, 8) and gap.job_seconds == pytest.approx(179.0)
+    assert [need.claim for need in gap.rows] == ["r1", "r2"]
+    assert training.new_seeds == (2, 3, 4) and training.job_seconds == pytest.approx(76.0)
     assert (training.affordable, gap.affordable) == (True, False)
     config = decide.overlay(list(looks.values()), tier, tmp_path)
     assert list(config["experiments"]) == ["ltb_training"] and config["experiments"]["ltb_training"]["seeds"] == [2, 3, 4]
     assert config["second_look"] == {"results": str(tmp_path), "experiments": ["ltb_gap", "ltb_training"]}
     assert results_dir(config) == f"{tmp_path}/look2"  # never over look 1's cubes and tables
-    new_models = build_plan(validate(config)).train.values()
+    assert config["evaluation"]["seed"] == 2 and tier["evaluation"]["seed"] == 1
+    look2_plan = build_plan(validate(config))
+    assert not set(look2_plan.data) & set(plan.data)  # fresh evaluation sets: none of look 1's
+    new_models = look2_plan.train.values()
     assert {job.seed for job in new_models} == {2, 3, 4}  # look 2 trains new models only
     everything = decide.look2(rows, tier, plan, tmp_path, budget_s=1e9)
     assert all(look.affordable for look in everything)
+
+
+def test_the_budget_takes_experiments_by_rows_per_job_second_and_charges_only_those_taken():
+    """X (10 rows, 131 s: 0.076 a second), D (1, 30 s: 0.033), A (2, 100 s: 0.02), Y (1, 90 s: 0.011) at a budget of
+    130: X misses by 1 s and is not charged, D fits (30), A fits exactly (130), Y does not (220). Charging X would
+    leave D and A out, a strict budget A, a start 1 s off X or A; the rows or the price alone would order them
+    otherwise."""
+    def candidate(name, rows, seconds):
+        needs = tuple(decide.RowNeed(name, f"r{i}", "seeds", 4, "") for i in range(rows))
+        return decide.ExperimentLook(name, needs, (3, 4, 5, 6), seconds, False)
+
+    candidates = [candidate("A", 2, 100.0), candidate("Y", 1, 90.0), candidate("X", 10, 131.0),
+                  candidate("D", 1, 30.0)]
+    taken = decide.within_budget(candidates, budget_s=130.0)
+    assert [(look.experiment, look.affordable) for look in taken] == [("X", False), ("D", True), ("A", True),
+                                                                      ("Y", False)]
 
 
 def test_a_missing_benchmark_is_named(tmp_path, tier):

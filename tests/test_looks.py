@@ -61,29 +61,63 @@ def test_a_true_effect_is_decided_more_often_after_the_second_look():
     assert result.rate("fails") == result.rate("fails", final=False) == 0
 
 
-def ordering(name: str, value: float, look: int = 1, verification: bool = False) -> Claim:
-    """'m < 0' on a seed-free estimate m ~ N(value, 1): its one-sided p is Φ(value)."""
-    from iclab.claims import with_sem
+def ordering(name: str, value: float, look: int = 1, verification: bool = False, seeds: int = 0) -> Claim:
+    """'m < 0' on an estimate m ~ N(value, 1): seed-free (its one-sided p is Φ(value); "seeds needed" names none, so
+    look 2 does not plan for it) or of one seed (p 1; look 2 plans ``ONE_SEED_LOOK2`` seeds)."""
+    from iclab.claims import Estimate
 
-    return Claim(name, "test", with_sem(value, 1.0), "<", exact(0.0), "normal", look=look, verification=verification)
+    measured = Estimate((float(value),) * max(seeds, 1), 1.0, trained=seeds > 0)
+    return Claim(name, "test", measured, "<", exact(0.0), "normal", look=look, verification=verification)
 
 
-def test_the_table_of_both_looks_keeps_look_ones_decisions_and_takes_look_two_for_the_rest():
-    """Look 1: "decided" (p 0.001, holds at 2.0%), "open" (p 0.1) and "ignored" (p 0.3, not measured again), and a
-    verification; look 2 measured "open" (own p 0.002 → holds at 0.5%) and "decided" again (never used). The table
-    has look 1's rows where look 1 decided or look 2 did not measure, look 2's for "open"; Holm over the family of
-    three: sorted p on the family's scale 0.00125 (≤ 0.025/3), 0.01 (look 2's own 0.002 × 5, against look 1's
-    0.1 × 1.25; ≤ 0.025/2), 0.375: holds, holds, inconclusive."""
+def test_the_table_of_both_looks_keeps_look_ones_decisions_and_takes_look_two_for_the_rows_it_planned():
+    """Look 1: "decided" (p 0.001, holds at 2.0%), "open" (one seed: p 1, look 2 plans 3 seeds), "ignored" (p 0.3,
+    no seeds to plan from: the paper tier) and a verification; look 2 measured "open" (own p 0.002 → holds at 0.5%),
+    "decided" again and "ignored" (p 0.0001), both never used. The table has look 1's rows where look 1 decided or
+    look 2 planned nothing, look 2's for "open"; Holm over the family of three: sorted p on the family's scale
+    0.00125 (≤ 0.025/3), 0.01 (look 2's own 0.002 × 5, against look 1's 1; ≤ 0.025/2), 0.375: holds, holds,
+    inconclusive. (Judging "ignored" at look 2 would make it hold.)"""
     from scipy import stats
 
     from iclab.claims import claims_table
 
-    first = {"e": [ordering("decided", stats.norm.ppf(0.001)), ordering("open", stats.norm.ppf(0.1)),
+    first = {"e": [ordering("decided", stats.norm.ppf(0.001)), ordering("open", 0.0, seeds=1),
                    ordering("ignored", stats.norm.ppf(0.3)), ordering("check", -9.0, verification=True)]}
-    second = {"e": [ordering("open", stats.norm.ppf(0.002), look=2), ordering("decided", 5.0, look=2)]}
+    second = {"e": [ordering("open", stats.norm.ppf(0.002), look=2), ordering("decided", 5.0, look=2),
+                    ordering("ignored", stats.norm.ppf(0.0001), look=2)]}
     table = claims_table(second, first_look=first).set_index("claim")
     assert table["look"].to_dict() == {"decided": 1, "open": 2, "ignored": 1, "check": 1}
     assert table["verdict"].to_dict() == {"decided": "holds", "open": "holds", "ignored": "inconclusive",
                                           "check": "holds"}
     assert table["holm_verdict"].to_dict() == {"decided": "holds", "open": "holds", "ignored": "inconclusive",
                                                "check": "—"}
+
+
+@pytest.mark.parametrize("text, need", [
+    ("20", ("seeds", 20)), ("21", ("paper tier", 0)), ("unknown: 1 seed has no spread", ("seeds", 3)),
+    ("none: the Monte-Carlo error alone is too large (~16× the prompts)", ("prompts", 16)),
+    ("none: the Monte-Carlo error alone is too large (~17× the prompts)", ("paper tier", 0)),
+    ("none: the estimate sits on the region's edge", ("paper tier", 0)), ("—", ("paper tier", 0)),
+    ("> 10000", ("paper tier", 0)),
+])
+def test_look_two_plans_seeds_within_the_caps_and_nothing_else(text, need):
+    """``claims.look2_need`` on each text "seeds needed" may hold, at the caps (20 seeds, 16× the prompts) and one
+    past them."""
+    from iclab.claims import look2_need
+
+    assert look2_need(text) == need
+
+
+def test_an_experiments_seeds_reach_each_row_it_plans_for_and_no_other():
+    """After a one-seed look 1 every row is planned ``ONE_SEED_LOOK2`` seeds, or the experiment's 12 where its other
+    rows need 12; a row whose Monte-Carlo error alone is too large (prompt s.e. 1 against seeds' spread 0.01: an
+    undecided look-1 mean lies within 2.05 of 0, short of the 2.05 + 0.84 that more seeds cannot shrink) is planned
+    none, whatever the experiment trains, and keeps look 1's verdict."""
+    rng = np.random.default_rng(3)
+    alone = looks.simulate("<", 0.0, 0.0, 1.0, 0.1, 1, 200, rng)
+    assert alone.second_looks == 200 and alone.mean_seeds == looks.ONE_SEED_LOOK2
+    with_others = looks.simulate("<", 0.0, 0.0, 1.0, 0.1, 1, 200, rng, experiment_seeds=12)
+    assert with_others.second_looks == 200 and with_others.mean_seeds == 12
+    prompts_only = looks.simulate("<", 0.0, -0.1, 0.01, 1.0, 3, 200, rng, experiment_seeds=12)
+    assert prompts_only.first["inconclusive"] > 150 and prompts_only.second_looks == 0
+    assert prompts_only.final == prompts_only.first

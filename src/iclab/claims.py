@@ -29,6 +29,7 @@ those of look 2, at 99%. The figures' bands stay at ``LEVEL`` = 95%.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -50,6 +51,12 @@ LEVEL = intervals.LEVEL  # the level of the bands drawn in the figures
 LOOK_ALPHAS = (0.020, 0.005)
 LOOK_LEVELS = tuple(1 - 2 * alpha for alpha in LOOK_ALPHAS)  # two-sided levels of each look's interval: 96%, 99%
 POWER = 0.8  # "seeds needed": the seeds that decide the claim with this probability if the truth is the estimate
+ONE_SEED_LOOK2 = 3  # new seeds after a one-seed look 1: the fewest whose spread is worth a t quantile (2 d.o.f.)
+LOOK2_MAX_SEEDS = 20  # beyond this a row needs the paper tier (4× the default's largest seed count per experiment)
+# beyond this factor of its evaluation prompts a row needs the paper tier: 16× random_covariance's default set is
+# ~0.6 GB of prompts and 16× its evaluation's job-seconds, within a look's budget and memory; its ~300× (~8 GB) is not
+LOOK2_MAX_PROMPTS = 16
+PROMPTS_NEEDED = re.compile(r"~(?P<factor>\d+)× the prompts")
 MAX_SEEDS = 10_000  # beyond this, seeds alone do not decide the claim
 BOOTSTRAP_RESAMPLES = 1000  # of similarities and best counts (prompt groups and seeds)
 # iclab's margins where a paper says "reaches", "near" or "does not depend on" without a number (stated, never
@@ -361,6 +368,23 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     return str(s) if s <= MAX_SEEDS else f"> {MAX_SEEDS}"
 
 
+def look2_need(seeds_needed_text: str) -> tuple[str, int]:
+    """What look 2 does for an inconclusive row whose "seeds needed" (``seeds_needed`` at look 2's level) is
+    ``seeds_needed_text``: ("seeds", S₂) new seeds (``ONE_SEED_LOOK2`` after a one-seed look), ("prompts", factor) for
+    a Monte-Carlo error that more prompts would fix (listed, not run) or ("paper tier", 0): past
+    ``LOOK2_MAX_SEEDS`` seeds or ``LOOK2_MAX_PROMPTS``× the prompts, on the region's edge, or no seeds to plan from.
+    Only "seeds" rows are judged at look 2."""
+    if seeds_needed_text.isdigit():
+        seeds = int(seeds_needed_text)
+        return ("seeds", seeds) if seeds <= LOOK2_MAX_SEEDS else ("paper tier", 0)
+    if seeds_needed_text.startswith("unknown: 1 seed"):
+        return "seeds", ONE_SEED_LOOK2
+    if match := PROMPTS_NEEDED.search(seeds_needed_text):
+        factor = int(match["factor"])
+        return ("prompts", factor) if factor <= LOOK2_MAX_PROMPTS else ("paper tier", 0)
+    return "paper tier", 0
+
+
 def monte_carlo_reach(relation: str, prompt_se: float, level: float) -> float:
     """How far the Monte-Carlo part of an interval reaches when it must decide with ``POWER``: its ``level``
     quantile widened by the power's normal quantile, × ``prompt_se``. Seeds cannot shrink it."""
@@ -556,14 +580,16 @@ def claims_table(
 def two_looks(first: Mapping[str, list[Claim]], second: Mapping[str, list[Claim]]
               ) -> tuple[list[tuple[str, Claim]], list[tuple[Claim, ...]]]:
     """Both looks' rows, in look 1's order: a row decided at look 1 (or a verification, or one that look 2 did not
-    measure) keeps look 1's claim; an inconclusive one takes look 2's (same experiment and claim), and its p for Holm
-    is the smaller of the two looks' scaled ones. Returns (experiment, the row's claim) and each row's claims."""
+    measure, or one whose need at look 1 was not new seeds: ``look2_need``) keeps look 1's claim; an inconclusive one
+    that look 2 planned seeds for takes look 2's (same experiment and claim), and its p for Holm is the smaller of the
+    two looks' scaled ones. Returns (experiment, the row's claim) and each row's claims."""
     named, looks = [], []
     for name, rows in first.items():
         by_text = {claim.claim: claim for claim in second.get(name, [])}
         for claim in rows:
             later = by_text.get(claim.claim)
-            if claim.verification or claim.verdict != "inconclusive" or later is None:
+            if claim.verification or claim.verdict != "inconclusive" or later is None or look2_need(
+                    seeds_needed(claim.difference, claim.relation, claim.margin, LOOK_LEVELS[1]))[0] != "seeds":
                 named.append((name, claim))
                 looks.append((claim,))
             else:

@@ -3,36 +3,37 @@ experiment's inconclusive rows need, priced from look 1's own benchmark files an
 
 Each inconclusive claim (not a verification) needs one of:
 
-- ``seeds``: its "seeds needed" (look 2's, at 99%), or ``looks.ONE_SEED_LOOK2`` after a one-seed look 1;
+- ``seeds``: its "seeds needed" (look 2's, at 99%), or ``claims.ONE_SEED_LOOK2`` after a one-seed look 1;
 - ``prompts``: its Monte-Carlo error alone is too large (the factor of evaluation prompts it names, within
-  ``looks.LOOK2_MAX_PROMPTS``); listed with the factor, not run: a look that adds prompts is not built;
-- ``paper tier``: its seeds needed pass ``looks.LOOK2_MAX_SEEDS``, its prompts ``looks.LOOK2_MAX_PROMPTS``, or its
+  ``claims.LOOK2_MAX_PROMPTS``); listed with the factor, not run: a look that adds prompts is not built;
+- ``paper tier``: its seeds needed pass ``claims.LOOK2_MAX_SEEDS``, its prompts ``claims.LOOK2_MAX_PROMPTS``, or its
   estimate sits on the region's edge.
 
 An experiment's look 2 trains ``S₂`` new seeds, the most any of its rows needs (within the cap), numbered after its
-look-1 seeds, so that it trains, evaluates and judges new models only. Its price is look 1's job-seconds of the
-experiment's training and evaluation jobs × S₂ / S₁ (a model's training and its predictions scale with the seeds;
-baselines and analyses are counted as if they did too, which overstates a little) plus its aggregation, figure and
-table jobs as measured. Experiments are taken in order of rows they may decide per job-second while the budget
-lasts; the rest are listed with their price.
+look-1 seeds, so that it trains, evaluates and judges new models only, on fresh evaluation prompts (the evaluation
+sets' seed ``LOOK2_EVALUATION_SEED`` after look 1's), so that the two looks' prompt errors are independent. Its price
+is look 1's job-seconds of the experiment's training and evaluation jobs × S₂ / S₁ (a model's training and its
+predictions scale with the seeds; baselines and analyses inside the evaluations are counted as if they did too,
+which overstates a little) plus, as measured, the jobs look 2 makes again in its own directory: the evaluation sets
+(fresh prompts), the LSA class optima and the theory its settings read, and its aggregation, figure and table (a data
+set or optimum that two experiments share is counted in each). Experiments are taken in order of rows they may
+decide per job-second while the budget lasts; the rest are listed with their price.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from iclab.claims import LOOK_ALPHAS
+from iclab.claims import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, LOOK_ALPHAS, PROMPTS_NEEDED, look2_need
 from iclab.errors import UsageError
-from iclab.looks import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2
 from iclab.plan import Plan
 
-PROMPTS_NEEDED = re.compile(r"~(?P<factor>\d+)× the prompts")
-FIXED_RULES = ("aggregate", "figure", "table")  # benchmarks/<rule>/<experiment>.tsv: work that does not scale
+FIXED_RULES = ("theory", "aggregate", "figure", "table")  # benchmarks/<rule>/<experiment>.tsv, where it has one
+LOOK2_EVALUATION_SEED = 1  # look 2's evaluation sets: look 1's seed + this (independent: SeedSequence([seed, …]))
 
 
 @dataclass(frozen=True)
@@ -47,23 +48,22 @@ class RowNeed:
 
 
 def row_need(row: pd.Series) -> RowNeed:
-    """Read one inconclusive row's ``seeds_needed`` (``claims.seeds_needed``'s text) as a ``RowNeed``."""
+    """Read one inconclusive row's ``seeds_needed`` (``claims.seeds_needed``'s text) as a ``RowNeed``
+    (``claims.look2_need``), with the reason."""
     text, experiment, claim = str(row["seeds_needed"]), row["experiment"], row["claim"]
-    if text.isdigit():
-        seeds = int(text)
-        if seeds > LOOK2_MAX_SEEDS:
-            return RowNeed(experiment, claim, "paper tier", 0, f"{seeds} seeds needed, past the cap of "
-                                                                f"{LOOK2_MAX_SEEDS}")
-        return RowNeed(experiment, claim, "seeds", seeds, f"{seeds} new seeds decide it with 80% power")
-    if text.startswith("unknown: 1 seed"):
-        return RowNeed(experiment, claim, "seeds", ONE_SEED_LOOK2, "one seed at look 1: no spread to plan from")
-    if match := PROMPTS_NEEDED.search(text):
-        factor = int(match["factor"])
-        if factor > LOOK2_MAX_PROMPTS:
-            return RowNeed(experiment, claim, "paper tier", 0, f"the Monte-Carlo error alone: ~{factor}× the prompts, "
-                                                                f"past the cap of {LOOK2_MAX_PROMPTS}×")
-        return RowNeed(experiment, claim, "prompts", factor, f"the Monte-Carlo error alone: ~{factor}× the prompts")
-    return RowNeed(experiment, claim, "paper tier", 0, text or "no count of seeds")
+    kind, amount = look2_need(text)
+    if kind == "seeds":
+        why = ("one seed at look 1: no spread to plan from" if text.startswith("unknown")
+               else f"{amount} new seeds decide it with 80% power")
+    elif kind == "prompts":
+        why = f"the Monte-Carlo error alone: ~{amount}× the prompts"
+    elif text.isdigit():
+        why = f"{text} seeds needed, past the cap of {LOOK2_MAX_SEEDS}"
+    elif match := PROMPTS_NEEDED.search(text):
+        why = f"the Monte-Carlo error alone: ~{match['factor']}× the prompts, past the cap of {LOOK2_MAX_PROMPTS}×"
+    else:
+        why = text or "no count of seeds"
+    return RowNeed(experiment, claim, kind, amount, why)
 
 
 def needs(table: pd.DataFrame) -> list[RowNeed]:
@@ -96,13 +96,17 @@ def job_seconds(results: Path, rule: str, job: str, required: bool = True) -> fl
 
 
 def experiment_seconds(plan: Plan, experiment: str, results: Path) -> tuple[float, float]:
-    """Look 1's job-seconds of ``experiment``: (training and evaluation, which scale with the seeds; aggregation,
-    figure and table, which do not)."""
+    """Look 1's job-seconds of ``experiment``: (training and evaluation, which scale with the seeds; its evaluation
+    sets, LSA class optima, theory, aggregation, figure and table, which look 2 makes once again)."""
     settings = plan.settings[experiment].values()
     groups = {plan.group_of[model["hash"]] for setting in settings for model in setting.models}
     scaled = sum(job_seconds(results, "train", group) for group in groups)
     scaled += sum(job_seconds(results, "evaluate", f"{experiment}/{setting.hash}") for setting in settings)
-    fixed = sum(job_seconds(results, rule, experiment, required=False) for rule in FIXED_RULES)
+    data = {data_hash for setting in settings for data_hash in setting.data.values()}
+    optima = {plan.optimum_of[setting.hash] for setting in settings if setting.hash in plan.optimum_of}
+    fixed = sum(job_seconds(results, "data", data_hash) for data_hash in data)
+    fixed += sum(job_seconds(results, "lsa_optimum", optimum) for optimum in optima)
+    fixed += sum(job_seconds(results, rule, experiment, required=False) for rule in FIXED_RULES)
     return scaled, fixed
 
 
@@ -139,20 +143,27 @@ def look2(table: pd.DataFrame, config: dict[str, Any], plan: Plan, results: Path
         s2 = max(need.amount for need in rows)
         scaled, fixed = experiment_seconds(plan, experiment, results)
         new = tuple(range(max(old) + 1, max(old) + 1 + s2))
-        candidates.append((experiment, tuple(rows), new, scaled * s2 / len(old) + fixed))
-    candidates.sort(key=lambda c: -len(c[1]) / c[3])
+        candidates.append(ExperimentLook(experiment, tuple(rows), new, scaled * s2 / len(old) + fixed, False))
+    return within_budget(candidates, budget_s)
+
+
+def within_budget(candidates: list[ExperimentLook], budget_s: float) -> list[ExperimentLook]:
+    """``candidates`` in order of rows per job-second, each affordable while the job-seconds of those taken before
+    it and its own stay within ``budget_s``; one that does not fit is skipped (not charged), and a later, cheaper one
+    may still be taken."""
     plans, spent = [], 0.0
-    for experiment, rows, new, price in candidates:
-        affordable = spent + price <= budget_s
-        spent += price if affordable else 0.0
-        plans.append(ExperimentLook(experiment, rows, new, price, affordable))
+    for look in sorted(candidates, key=lambda look: -len(look.rows) / look.job_seconds):
+        affordable = spent + look.job_seconds <= budget_s
+        spent += look.job_seconds if affordable else 0.0
+        plans.append(replace(look, affordable=affordable))
     return plans
 
 
 def overlay(plans: list[ExperimentLook], config: dict[str, Any], results: Path) -> dict[str, Any]:
-    """The config of look 2: look 1's with only the affordable experiments, each at its new seeds, writing under
-    ``results``/look2/ and judging both looks (``second_look``)."""
+    """The config of look 2: look 1's with only the affordable experiments, each at its new seeds, evaluated on fresh
+    prompts (``LOOK2_EVALUATION_SEED``), writing under ``results``/look2/ and judging both looks (``second_look``)."""
     experiments = {plan.experiment: config["experiments"][plan.experiment] | {"seeds": list(plan.new_seeds)}
                    for plan in plans if plan.affordable}
+    evaluation = config["evaluation"] | {"seed": config["evaluation"]["seed"] + LOOK2_EVALUATION_SEED}
     look = {"results": str(results), "experiments": list(config["experiments"])}
-    return config | {"experiments": experiments, "second_look": look}
+    return config | {"experiments": experiments, "evaluation": evaluation, "second_look": look}

@@ -7,9 +7,11 @@ decides at ``LOOK_LEVELS[0]`` (one seed: inconclusive, as in the table). Where i
 are chosen from look 1's estimate as the table's "seeds needed" are (``claims.seeds_needed`` at ``LOOK_LEVELS[1]``;
 ``ONE_SEED_LOOK2`` after a one-seed look, whose spread is unknown); a row whose estimate sits on the region's edge,
 whose Monte-Carlo error alone is too large, or whose S₂ passes ``LOOK2_MAX_SEEDS`` gets no look 2 (it needs the paper
-tier or more prompts). Look 2 draws S₂ new seeds evaluated on the same prompts (their prompt error is look 1's) and
-decides on them alone at ``LOOK_LEVELS[1]``; ``pooled=True`` decides look 1's seeds and the new ones together instead,
-the design Proschan and Hunsberger warn about when S₂ depends on look 1 (benchmarks/two_looks.py measures both).
+tier or more prompts) and is not judged at look 2 (``claims.two_looks``). Look 2 draws S₂ new seeds evaluated on
+fresh prompts (``decide.LOOK2_EVALUATION_SEED``: their prompt error is independent of look 1's) and decides on them
+alone at ``LOOK_LEVELS[1]``; ``pooled=True`` decides look 1's seeds and the new ones together instead, the design
+Proschan and Hunsberger warn about when S₂ depends on look 1, and ``shared_prompts=True`` evaluates look 2 on look 1's
+prompts, as it was before it drew its own (benchmarks/two_looks.py measures all three).
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclab import intervals
-from iclab.claims import LOOK_LEVELS, decisions, deciding_seeds, distance_to_decide, monte_carlo_reach, region
-
-ONE_SEED_LOOK2 = 3  # new seeds after a one-seed look 1: the fewest whose spread is worth a t quantile (2 d.o.f.)
-LOOK2_MAX_SEEDS = 20  # beyond this a row needs the paper tier (4× the default's largest seed count per experiment)
-# beyond this factor of its evaluation prompts a row needs the paper tier: 16× random_covariance's default set is
-# ~0.6 GB of prompts and 16× its evaluation's job-seconds, within a look's budget and memory; its ~300× (~8 GB) is not
-LOOK2_MAX_PROMPTS = 16
+from iclab.claims import (
+    LOOK2_MAX_SEEDS,
+    LOOK_LEVELS,
+    ONE_SEED_LOOK2,
+    decisions,
+    deciding_seeds,
+    distance_to_decide,
+    monte_carlo_reach,
+    region,
+)
 
 
 @dataclass(frozen=True)
@@ -68,9 +73,13 @@ def look2_seeds(mean: np.ndarray, seed_sd: np.ndarray, mc_se: float, relation: s
 
 
 def simulate(relation: str, margin: float, truth: float, sd: float, mc_se: float, s1: int, reps: int,
-             rng: np.random.Generator, pooled: bool = False) -> Looks:
-    """``reps`` rows through both looks (module docstring)."""
-    prompts = rng.normal(0.0, mc_se, size=(reps, 1))  # the evaluation prompts' error, shared by every seed
+             rng: np.random.Generator, pooled: bool = False, shared_prompts: bool = False,
+             experiment_seeds: int = 0) -> Looks:
+    """``reps`` rows through both looks (module docstring). ``experiment_seeds``: the S₂ that the row's experiment
+    trains for its other rows (``decide``: an experiment's S₂ is the most its rows need), so that a row planned for
+    look 2 draws the larger of its own S₂ and it; a row planned for none is still not judged at look 2.
+    ``shared_prompts``: look 2 on look 1's prompts (the design before look 2 drew its own)."""
+    prompts = rng.normal(0.0, mc_se, size=(reps, 1))  # look 1's evaluation prompts' error, shared by its seeds
     first_values = truth + rng.normal(0.0, sd, size=(reps, s1)) + prompts  # (R, S₁)
     mean, low, high = intervals_of(first_values, mc_se, LOOK_LEVELS[0])
     first = decisions(relation, margin, low, high) if s1 > 1 else np.full(reps, "inconclusive")
@@ -78,10 +87,12 @@ def simulate(relation: str, margin: float, truth: float, sd: float, mc_se: float
     undecided = np.flatnonzero(first == "inconclusive")
     s2 = np.full(len(undecided), ONE_SEED_LOOK2) if s1 == 1 else look2_seeds(
         mean[undecided], seed_sd[undecided], mc_se, relation, margin)
+    s2 = np.where(s2 > 0, np.maximum(s2, experiment_seeds), 0)
     final = first.copy()
     for seeds in np.unique(s2[s2 > 0]):
         rows = undecided[s2 == seeds]
-        new = truth + rng.normal(0.0, sd, size=(len(rows), seeds)) + prompts[rows]  # (r, S₂): the same prompts
+        look2_prompts = prompts[rows] if shared_prompts else rng.normal(0.0, mc_se, size=(len(rows), 1))
+        new = truth + rng.normal(0.0, sd, size=(len(rows), seeds)) + look2_prompts  # (r, S₂)
         values = np.concatenate([first_values[rows], new], axis=1) if pooled else new
         _, low2, high2 = intervals_of(values, mc_se, LOOK_LEVELS[1])
         final[rows] = decisions(relation, margin, low2, high2)
