@@ -259,6 +259,21 @@ def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
     assert cluster.model_size(no_mlp).on_device == 394_752 * 256 * 13  # attention 11 and one layer norm 2
 
 
+def test_the_host_and_measured_device_reservations_of_a_gpu_training_by_hand():
+    """single_index's GPT-2 on gpu_node (9,437,184 parameters) on a GPU: host 1e9 (base) + 16 × 9,437,184 + 1e9 (CUDA
+    context) = 2,150,994,944 B, × 2 = 4,302 MB → 4,500 MB (without the context 2,500, without the parameters 4,000,
+    without the base 2,500). With its shape's peak measured at 3,000 MiB: device 1e9 + 3,000 × 2²⁰ = 4,145,728,000 B,
+    × 2 = 8,291 MB → 8,500 MB (without the context 6,500; MiB read as MB 8,000; the model's estimate 9,500)."""
+    from iclab.gpu_check import tier_shapes
+
+    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
+    assert cluster.model_size(spec).parameters == 9_437_184
+    assert cluster.memory_mb(spec) == 4_500
+    rates = cluster.GpuRates(card="H100", fits={}, memory_mb={cluster.step_key(spec): 3_000.0})
+    assert cluster.device_memory_mb(spec, rates=rates) == 8_500
+    assert cluster.device_memory_mb(spec) == 9_500
+
+
 def test_a_gpu_step_estimated_from_the_anchors_by_hand():
     """single_index's GPT-2 on gpu_node (12 blocks, 2,395,342,503,936 FLOPs a step in bf16, 3,435,921,408 B of
     activations, 9,437,184 parameters): the host 7 ms + 12 · 3.76 ms = 52.12 ms; the device 2.3953e12 / (0.09 ·

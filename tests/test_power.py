@@ -71,6 +71,62 @@ def test_the_least_favourable_truth_by_hand():
         assert least_favourable(flat, near) == (pytest.approx(expected), near), estimate
 
 
+def test_an_ordering_with_a_unicode_relation_keeps_the_cpu_ratio_and_a_zero_estimate_is_refused():
+    """"≥" and "≤" are orderings like ">" and "<" (their code points lie above "≈"'s): the paper's 2 against a CPU
+    estimate of 0.5 scales the spreads by 4. A CPU estimate of 0 has no ratio: a ValueError naming the effect."""
+    paper = Effect("bound", "x", "c", 2.0, "paper")
+    for relation in ("≥", "≤"):
+        spread = Spread(estimate=0.5, relation=relation, margin=0.0, seeds=3, sd=0.1, mc_se=0.01, prompts=1000)
+        truth, scaled = least_favourable(paper, spread)
+        assert truth == pytest.approx(2.0) and scaled.sd == pytest.approx(0.4), relation
+    zero = Spread(estimate=0.0, relation=">", margin=0.0, seeds=3, sd=0.1, mc_se=0.01, prompts=1000)
+    with pytest.raises(ValueError, match="bound: a CPU estimate of 0 has no effect-to-spread ratio"):
+        least_favourable(paper, zero)
+
+
+def mc_reach(mc_se: float) -> float:
+    """The Monte-Carlo part of a ">" claim's interval at LEVEL widened by the power's one-sided 80% quantile, by hand."""
+    return (stats.norm.ppf((1 + LEVEL) / 2) + stats.norm.ppf(0.8)) * mc_se
+
+
+def test_the_prompt_factor_at_its_bounds_by_hand():
+    """A ">" claim (margin 0) with prompt s.e. 0.32 at 1,000 prompts: a truth whose half-distance equals the reach at
+    1× exactly keeps 1,000 prompts (the bound is inclusive); a truth 1.0001 × twice the reach at 1024× (s.e. 0.01) needs
+    exactly 1024× (512× reaches √2 farther): 1,024,000 prompts; a truth 0.9999 × that is past the cap: "over 1024×
+    the prompts", at 2,048,000 prompts and no seeds."""
+    from iclab.claims import monte_carlo_reach
+
+    spread = Spread(estimate=1.0, relation=">", margin=0.0, seeds=3, sd=0.01, mc_se=0.32, prompts=1000)
+    edge = 2 * monte_carlo_reach(">", 0.32, LEVEL)  # exactly: the tie that the inclusive bound decides
+    assert edge / 2 == pytest.approx(mc_reach(0.32), rel=1e-12)
+    assert design(edge, spread).prompts == 1000
+    at_cap = design(1.0001 * 2 * mc_reach(0.01), spread)
+    assert at_cap.prompts == 1_024_000 and at_cap.seeds >= 2 and at_cap.reason == ""
+    past = design(0.9999 * 2 * mc_reach(0.01), spread)
+    assert (past.prompts, past.seeds, past.reason) == (2_048_000, 0, "over 1024× the prompts")
+    assert math.isnan(past.power)
+
+
+def test_the_seed_cap_is_inclusive_and_past_it_the_design_keeps_its_prompts():
+    """A ">" claim (margin 0, one seed's spread 1, prompt s.e. 0.15 at 1,000 prompts): scanning the truth, the one
+    whose fewest deciding seeds (``claims.deciding_seeds`` at 1× and 2× the prompts) are exactly 20 gets 20 and a
+    power ≥ 80%; one that needs 21 is "over 20 seeds" with NaN power, at the prompts the design chose (2,000: the
+    Monte-Carlo part at 1× takes more than half the distance)."""
+    from iclab.claims import deciding_seeds
+
+    spread = Spread(estimate=1.0, relation=">", margin=0.0, seeds=3, sd=1.0, mc_se=0.15, prompts=1000)
+    truths = np.linspace(0.45, 0.9, 400)
+    halved = 0.15 / math.sqrt(2)  # the prompts' s.e. at 2×
+    needed = deciding_seeds(truths, np.ones(400), np.full(400, halved), 0.0, math.inf, LEVEL, 20)
+    twenty, past = truths[needed == 20][0], truths[needed == 21][-1]
+    for truth in (twenty, past):
+        assert mc_reach(0.15) > truth / 2 >= mc_reach(halved), truth
+    at_cap = design(twenty, spread)
+    assert (at_cap.prompts, at_cap.seeds, at_cap.reason) == (2000, 20, "") and at_cap.power >= 0.8
+    over = design(past, spread)
+    assert (over.prompts, over.seeds, over.reason) == (2000, 21, "over 20 seeds") and math.isnan(over.power)
+
+
 def test_both_designs_of_the_power_file_are_power_designs_on_its_spreads():
     """Each row of benchmarks/results/gpu_node_power.json: the favourable design at the paper's truth (the CPU estimate
     where none is stated) and the least favourable one at least_favourable's, both on the row's spreads."""
