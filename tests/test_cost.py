@@ -296,6 +296,42 @@ def test_the_cards_peak_caps_what_a_day_needs_by_hand():
     assert packing.day_verdict(20 * hour, 2 * hour) == "fits: 20.0 h of 24"
 
 
+def test_the_day_verdicts_bounds_are_inclusive_and_its_hours_exact_by_hand():
+    """A floor of exactly a day can still fit; packed hours of exactly a day fit; at 1,000-hour scales the hours are
+    printed to the tenth (an hour of 3,601 s would print 999.7)."""
+    from iclab import packing
+
+    hour = 3600.0
+    assert packing.day_verdict(24 * hour, 24 * hour) == "fits: 24.0 h of 24"
+    assert packing.day_verdict(1000 * hour, 2 * hour, day_s=1000 * hour) == "fits: 1,000.0 h of 1000"
+    assert packing.day_verdict(2000 * hour, 1000 * hour, day_s=500 * hour) == (
+        "cannot fit at any rate: their FLOPs alone take 1,000.0 h at the card's peak")
+
+
+def test_the_smallest_gain_and_the_cards_room_at_its_bounds_by_hand():
+    """The smaller of two gains whichever comes first; the tiny GPT-2 reserves 2 × (1e9 B of CUDA context + a few kB)
+    → 2,500 MB, so an 80,000 MB card holds exactly 32; a card of exactly 2 × 2,500 MB holds the measured k = 2 (it
+    packs), one of 6,000 MB holds 2 (80,000 // 2,500 and 6,000 // 2,500: floors), and one smaller than a reservation
+    still runs one at a time (room 1, not 0)."""
+    from iclab import packing
+
+    gpt2 = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1}, "task": {"d": 3, "n_points": 6},
+            "train": {"steps": 10, "batch_size": 8}}
+    results = [{"spec": {"model": {"name": "gpt2"}}, "k": 4, "throughput_gain": 1.9, "card": "Card X",
+                "experiment": "zfb_figure1"},
+               {"spec": {"model": {"name": "gpt2"}}, "k": 2, "throughput_gain": 1.5, "card": "Card X",
+                "experiment": "single_index"}]
+    assert packing.gains(results)["gpt2"].gain == packing.gains(results[::-1])["gpt2"].gain == 1.5
+    measured = packing.gains(results)
+    assert cluster.device_memory_mb(gpt2) == 2_500
+    assert packing.family_packing([[gpt2]], [3600.0], measured)[0].by_memory == 32
+    exact = packing.family_packing([[gpt2], [gpt2]], [3600.0, 3600.0], measured, device_mb=5_000)[0]
+    assert (exact.by_memory, exact.packs, exact.k, exact.packed_s) == (2, True, 2, 7200.0 / 1.5)
+    assert packing.family_packing([[gpt2]], [3600.0], measured, device_mb=6_000)[0].by_memory == 2
+    small = packing.family_packing([[gpt2]], [3600.0], measured, device_mb=2_000)[0]
+    assert (small.by_memory, small.packs, small.packed_s) == (1, False, 3600.0)
+
+
 def test_packed_hours_at_each_familys_measured_gain_by_hand():
     """Two GPT-2 jobs of 10 h and 38 h packed at a measured gain of 1.5 (k = 2) take 32 h of the card; an LSTM job
     of 4 h, its family not measured, runs alone: 36 h. A gain measured at k = 2 does not apply where the card holds
