@@ -334,7 +334,7 @@ def relu_theorem5_error(lam: np.ndarray, n: int, m: int, sigma: float) -> float:
 
 
 def exponential_kq_limit(d: int, n: int, scale: float) -> np.ndarray:
-    """K = E[Λ²](E[ΓΛ²])⁻¹ of Theorem 8 (Zhang, Frei, Bartlett 2024) for i.i.d. Exponential entries
+    """K = E[Λ²]·(E[ΓΛ²])⁻¹ of Theorem 8 (Zhang, Frei, Bartlett 2024) for i.i.d. Exponential entries
     with mean ``scale``: (d, d), diagonal."""
     return np.diag(random_covariance_kq_limit(d, n, exponential_moments(scale)))
 

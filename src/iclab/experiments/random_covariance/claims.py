@@ -22,7 +22,7 @@ def claims(cube):
                           groups=groups_at(at, **point))
 
     rows = [
-        Claim(f"the trained u₋₁U₁₁ is within {WITHIN:.0%} of E[Λ²](E[ΓΛ²])⁻¹ (N = {n})", SOURCE,
+        Claim(f"the trained u₋₁U₁₁ is within {WITHIN:.0%} of E[Λ²]·(E[ΓΛ²])⁻¹ (N = {n})", SOURCE,
               over_seeds(distance), "<", exact(WITHIN), "relative distance per seed (t)"),
         reaches_limit(f"on new random covariances the trained LSA has the limit model's error (N = {n}, M = {m})",
                       SOURCE, error("lsa"), exact(float(at.theory_error.sel(position=m))),

@@ -1,7 +1,7 @@
 """Zhang, Frei, Bartlett 2024, Theorem 8: LSA trained on prompts whose covariance is itself random,
 Λ_τ = diag(λ₁..λ_d), λᵢ i.i.d. Exponential(1)·scale.
 
-The trained u₋₁U₁₁ converges to K = E[Λ²](E[ΓΛ²])⁻¹ (a multiple of I for i.i.d. entries), so on a
+The trained u₋₁U₁₁ converges to K = E[Λ²]·(E[ΓΛ²])⁻¹ (a multiple of I for i.i.d. entries), so on a
 new prompt with covariance Λ_new the prediction tends, as M → ∞, to x_qᵀ K Λ_new w, not to x_qᵀw:
 the model does not adapt to the prompt's covariance, and least squares does better.
 """

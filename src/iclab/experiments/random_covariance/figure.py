@@ -1,6 +1,6 @@
 """Figure ``random_covariance`` (Zhang, Frei, Bartlett 2024, Theorem 8).
 
-(a) Entries of the trained u₋₁U₁₁ against the theorem's limit K = E[Λ²](E[ΓΛ²])⁻¹. (b) On new prompts
+(a) Entries of the trained u₋₁U₁₁ against the theorem's limit K = E[Λ²]·(E[ΓΛ²])⁻¹. (b) On new prompts
 with new covariances: E(ŷ − x_qᵀKΛ_new w)² / E(x_qᵀKΛ_new w)² against M, measured and for the limit
 model (theory). (c) The error this costs: trained LSA, the limit model (theory) and least squares.
 """
