@@ -34,6 +34,24 @@ def test_roundtrip_with_provenance(tmp_path: Path):
     assert [p.name for p in path.parent.iterdir()] == ["cube.nc"]  # no temporary left behind
 
 
+def test_a_cube_names_the_machines_that_computed_it_and_its_inputs(tmp_path: Path):
+    """A cube written by a process that uses torch records this CPU (its /proc/cpuinfo model name) and torch's kernel
+    capability (``torch.backends.cpu``), no GPU (none initialised here); one written from inputs adds theirs: an
+    evaluation of a model trained on another machine names both."""
+    import torch
+
+    write_cube(small_cube(), tmp_path / "here.nc", kind="evaluation", spec={"x": 1})
+    (here,) = json.loads(read_cube(tmp_path / "here.nc").attrs["iclab_machines"])
+    cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("model name"))
+    assert json.loads(here) == {"cpu": cpu, "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                                "gpu": "none"}
+    elsewhere = json.dumps({"cpu": "Other CPU", "gpu": "NVIDIA H100 80GB HBM3", "torch_cpu_capability": "AVX2"})
+    trained = small_cube().assign_attrs(iclab_machines=json.dumps([elsewhere]))
+    write_cube(small_cube(), tmp_path / "both.nc", kind="evaluation", spec={"x": 1}, inputs=[trained])
+    assert json.loads(read_cube(tmp_path / "both.nc").attrs["iclab_machines"]) == sorted([here, elsewhere])
+
+
 def test_same_content_gives_identical_bytes(tmp_path: Path):
     for name in ("a.nc", "b.nc"):
         write_cube(small_cube(), tmp_path / name, kind="evaluation", spec={"x": 1})

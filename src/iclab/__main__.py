@@ -295,7 +295,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     ds = evaluate_setting(experiment(setting.experiment), setting, data, models, args.chunk_size, precomputed)
     prompts = sum(len(batch.ys) for batch in data.values())
     log.info(EVALUATED_LINE.format(prompts=prompts, seconds=time.perf_counter() - started))
-    write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict())
+    write_cube(ds, args.out, kind=EVAL_KIND, spec=setting.to_dict(), inputs=[m.cube for m in by_hash.values()])
     log.info("wrote %s", args.out)
 
 
@@ -362,7 +362,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
         "order": args.order,
         "settings": sorted(c.attrs["iclab_spec_hash"] for c in cubes),
     }
-    write_cube(ds, args.out, kind=EXPERIMENT_KIND, spec=spec)
+    write_cube(ds, args.out, kind=EXPERIMENT_KIND, spec=spec, inputs=cubes)
     log.info("wrote %s from %d settings", args.out, len(cubes))
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
@@ -26,6 +27,7 @@ from iclab.hashing import canonical_json, spec_hash
 ENGINE = "netcdf4"
 KIND_ATTR = "iclab_kind"
 SPEC_ATTR = "iclab_spec"
+MACHINES_ATTR = "iclab_machines"  # the machines that computed the cube and its inputs (``machine()``)
 DATA_KIND = "eval_set"  # the prompts of a data set
 EVAL_KIND = "evaluation"  # one setting's risks and derived variables
 THEORY_KIND = "theory"  # an experiment's theory, every setting
@@ -56,14 +58,48 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def provenance(kind: str, spec: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
-    """Attributes naming what produced a cube: no timestamps or hostnames, so equal inputs give equal files."""
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux, else what ``platform`` knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> str:
+    """The machine this process computes on, as canonical JSON: the CPU model, torch's CPU kernel capability (its
+    vectorised kernels, e.g. AVX2 or AVX512: trained weights differ by round-off between capabilities) and the GPU
+    where this process used one. A process that has not imported torch (aggregation, figures) computed nothing that
+    depends on it: its capability reads "torch not used"."""
+    found = {"cpu": cpu_model(), "torch_cpu_capability": "torch not used", "gpu": "none"}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        found["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        if torch.cuda.is_initialized():
+            found["gpu"] = torch.cuda.get_device_name()
+    return canonical_json(found)
+
+
+def machines_of(cubes: Iterable[xr.Dataset]) -> list[str]:
+    """The machines (``machine()`` JSON) behind ``cubes``: each one's own and those it was computed from."""
+    return sorted({m for cube in cubes for m in json.loads(cube.attrs.get(MACHINES_ATTR, "[]"))})
+
+
+def provenance(kind: str, spec: dict[str, Any], seed: int | None = None, inputs: Iterable[xr.Dataset] = ()
+               ) -> dict[str, Any]:
+    """Attributes naming what produced a cube: no timestamps or hostnames, so equal inputs on one machine give
+    equal files. ``iclab_machines``: this machine and those of the cubes it was computed from (``inputs``: a model's
+    training, an evaluation's models, an experiment's evaluations)."""
     attrs: dict[str, Any] = {
         KIND_ATTR: kind,
         SPEC_ATTR: canonical_json(spec),
         "iclab_spec_hash": spec_hash(spec),
         "iclab_versions": json.dumps(package_versions(), sort_keys=True),
         "iclab_git_commit": git_commit(),
+        MACHINES_ATTR: json.dumps(sorted({machine(), *machines_of(inputs)})),
     }
     if seed is not None:
         attrs["iclab_seed"] = int(seed)
@@ -71,11 +107,12 @@ def provenance(kind: str, spec: dict[str, Any], seed: int | None = None) -> dict
 
 
 def write_cube(
-    ds: xr.Dataset, path: str | os.PathLike, *, kind: str, spec: dict[str, Any], seed: int | None = None
+    ds: xr.Dataset, path: str | os.PathLike, *, kind: str, spec: dict[str, Any], seed: int | None = None,
+    inputs: Iterable[xr.Dataset] = (),
 ) -> None:
     """Write ``ds`` with provenance to ``path`` atomically (temporary file in the same folder, then rename)."""
     ds = ds.drop_encoding()  # encodings read from input files (e.g. string widths) must not shape the output
-    ds.attrs.update(provenance(kind, spec, seed))
+    ds.attrs.update(provenance(kind, spec, seed, inputs))
     atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine=ENGINE))
 
 
