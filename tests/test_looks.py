@@ -121,3 +121,65 @@ def test_an_experiments_seeds_reach_each_row_it_plans_for_and_no_other():
     prompts_only = looks.simulate("<", 0.0, -0.1, 0.01, 1.0, 3, 200, rng, experiment_seeds=12)
     assert prompts_only.first["inconclusive"] > 150 and prompts_only.second_looks == 0
     assert prompts_only.final == prompts_only.first
+
+
+class Scripted:
+    """A stand-in generator whose ``normal(loc, scale, size)`` returns loc + scale × the next scripted z (a function
+    of the size asked), so that a simulated row's values are chosen by hand."""
+
+    def __init__(self, *script):
+        self.script = list(script)
+
+    def normal(self, loc, scale, size):
+        z = np.asarray(self.script.pop(0)(size), dtype=float)
+        assert z.shape == size, (z.shape, size)
+        return loc + scale * z
+
+
+def test_scripted_rows_get_the_tables_verdicts_and_seeds_at_both_looks():
+    """Five rows of ">" at margin 0 (one seed's spread 1, prompt s.e. 0.1, every prompt error +0.1, S₁ = 3), their
+    values chosen by hand: A (5, 5.5, 4.5) holds at look 1 and gets no look 2; B (0.3, 1.3, 2.3) and C (0, 1, 2) are
+    inconclusive and get the S₂ that the table's "seeds needed" names through ``claims.seeds_needed`` (10 and 15),
+    B's new seeds all at 3 (holds) and C's at −0.5 ± 0.01 (fails on its own; pooled with look 1 it would not); D
+    (−0.95, 0.05, 1.05) has too large a Monte-Carlo error and E (−0.2, 0.8, 1.8) needs 21 seeds, past the cap: both
+    stay inconclusive. Each verdict is the one ``Claim`` gives the same values at the look's level."""
+    from iclab.claims import LOOK2_MAX_SEEDS, Estimate
+
+    def table_claim(values, look):
+        estimate = Estimate(tuple(float(v) for v in values), 0.1, trained=True)
+        return Claim("row", "test", estimate, ">", exact(0.0), "b", 0.0, "test", look=look)
+
+    first = np.array([[5.0, 5.5, 4.5], [0.3, 1.3, 2.3], [0.0, 1.0, 2.0], [-0.95, 0.05, 1.05], [-0.2, 0.8, 1.8]])
+    shifted = first + 0.1  # (R, S₁) with each row's prompt error
+    needed = [seeds_needed(table_claim(row, 1).difference, ">", 0.0, LOOK_LEVELS[1]) for row in shifted]
+    assert needed[1:3] == ["10", "15"] and "Monte-Carlo" in needed[3] and int(needed[4]) == LOOK2_MAX_SEEDS + 1
+    c_new = -0.5 + 0.01 * (-1.0) ** np.arange(15)  # (S₂,)
+    script = [lambda size: np.ones(size), lambda size: first,
+              lambda size: np.ones(size), lambda size: np.full(size, 3.0),  # B's group (the smaller S₂ first)
+              lambda size: np.ones(size), lambda size: c_new[None, :]]  # C's group
+    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 5, Scripted(*script))
+    verdicts = [table_claim(row, 1).verdict for row in shifted]
+    assert verdicts == ["holds"] + ["inconclusive"] * 4
+    assert [table_claim(np.full(10, 3.1), 2).verdict, table_claim(c_new + 0.1, 2).verdict] == ["holds", "fails"]
+    assert table_claim(np.concatenate([shifted[2], c_new + 0.1]), 2).verdict == "inconclusive"  # pooled
+    assert result.first == {"holds": 1, "fails": 0, "inconclusive": 4}
+    assert result.final == {"holds": 2, "fails": 1, "inconclusive": 2}
+    assert (result.second_looks, result.mean_seeds) == (2, 12.5)
+
+
+def test_scripted_rows_of_one_experiment_share_its_seeds_and_may_share_look_ones_prompts():
+    """The rows above in an experiment that trains 15 new seeds for its other rows, on look 1's prompts: B and C form
+    one group of 15 (B's ten at 3 and five more: still holds), no prompt error is drawn for look 2, and D and E still
+    get none."""
+    from iclab.claims import Estimate
+
+    first = np.array([[5.0, 5.5, 4.5], [0.3, 1.3, 2.3], [0.0, 1.0, 2.0], [-0.95, 0.05, 1.05], [-0.2, 0.8, 1.8]])
+    c_new = -0.5 + 0.01 * (-1.0) ** np.arange(15)
+    script = [lambda size: np.ones(size), lambda size: first,
+              lambda size: np.stack([np.full(15, 3.0), c_new])]  # (2, 15): no draw of look 2's prompts
+    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 5, Scripted(*script), shared_prompts=True,
+                            experiment_seeds=15)
+    b_claim = Claim("b", "t", Estimate((3.1,) * 15, 0.1, trained=True), ">", exact(0.0), "b", 0.0, "t", look=2)
+    assert b_claim.verdict == "holds"
+    assert result.final == {"holds": 2, "fails": 1, "inconclusive": 2}
+    assert (result.second_looks, result.mean_seeds) == (2, 15.0)
