@@ -15,7 +15,7 @@ FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`]*`")  # a code span may run over a line break
 LINK = re.compile(r"\[[^\]\n]*\]\(([^)\n]*)\)")
 LINK_TARGET = re.compile(r"https?://\S+|#[\w-]+|[\w./-]+(#[\w-]+)?")  # a URL, an anchor or a repository path
-HTML_TAG = re.compile(r"<[A-Za-z/!][^>\n]*>")  # what GitHub takes for a tag (and strips unless it allows it)
+HTML_TAG = re.compile(r"<[A-Za-z/][^>\n]*>")  # what GitHub takes for a tag (and strips); comments are hidden
 REPO_PATH = re.compile(
     r"(?<![\w/.~-])((?:src|tests|benchmarks|docs|config|workflow|cluster|profiles|\.ci)/[\w./-]*)(?![\w<{*])")
 

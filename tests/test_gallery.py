@@ -63,6 +63,9 @@ def test_images_are_downscaled_palette_pngs_with_a_stamp_and_the_manifest_matche
     assert entry["image"] == "ltb_gap.png" and entry["cube_commit"] == head
     assert entry["bytes"] == out.stat().st_size == manifest["total_bytes"]
     assert entry["bytes"] < png.stat().st_size
+    layouts = json.loads((tmp_path / "out" / manifest["layouts"]).read_text())  # the cube's record for the docs
+    assert layouts == {"cube_commits": [head], "experiments": {"ltb_gap": {
+        "dims": {"n": 1}, "coords": {}, "variables": {"risk": ["n"]}}}}
 
 
 def test_a_small_patch_of_colour_survives_the_palette_beside_a_colour_map(tmp_path):

@@ -392,6 +392,19 @@ def cmd_gallery(args: argparse.Namespace) -> None:
              args.out_dir)
 
 
+def cmd_docs(args: argparse.Namespace) -> None:
+    from iclab.docblocks import stale, write
+
+    if args.check:
+        found = stale(args.root)
+        if found:
+            log.error("stale generated blocks in %s: run `python -m iclab docs`", ", ".join(found))
+            raise SystemExit(1)
+        log.info("every generated block is current")
+        return
+    log.info("rewrote the generated blocks of %s", ", ".join(write(args.root)) or "no page (all current)")
+
+
 def cmd_claims(args: argparse.Namespace) -> None:
     from dataclasses import replace
 
@@ -500,6 +513,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--claims", type=Path, help="the run's results/tables/claims.md, copied beside the images")
     s.add_argument("--out-dir", type=Path, required=True)
     s.set_defaults(run=cmd_gallery)
+
+    s = sub.add_parser("docs", help="rewrite the docs' generated blocks from their committed records")
+    s.add_argument("--check", action="store_true", help="only name the stale blocks (exit 1 if any)")
+    s.add_argument("--root", type=Path, default=Path("."), help="the repository (default: here)")
+    s.set_defaults(run=cmd_docs)
 
     s = sub.add_parser("cost", help="the cost of a config's jobs (before submitting it), from its smoke run")
     given = s.add_mutually_exclusive_group(required=True)

@@ -4,7 +4,8 @@ Each figure's PNG is resized to at most ``MAX_WIDTH`` pixels wide, reduced to a 
 footer line naming the commit that drew it, the commit that made its cube and the run's config. The figures are
 flat colour, so the palette keeps the text sharp at a fraction of the size; maximum-coverage quantisation keeps a
 small patch of a colour beside a heatmap (measured on the default figures: at most 35 of 765 off on any pixel,
-against 165 with median cut). ``manifest.json`` beside the images lists the same per image, with its size and the total.
+against 165 with median cut). ``manifest.json`` beside the images lists the same per image, with its size and the total;
+``cubes.json`` records each cube's dimensions, coordinates and variables (docs/cubes.md's blocks are written from it).
 With the run's claims table, ``README.md`` beside them shows each figure under its experiment's claims, each quoted
 with its verdict from the table's CSV (made here, never typed).
 """
@@ -29,6 +30,7 @@ from iclab.hashing import spec_hash
 MAX_WIDTH = 1400  # pixels: GitHub shows a README image at most ~900 px wide; 1400 keeps it sharp when zoomed
 FOOTER = 28  # pixels of the stamp line
 MANIFEST = "manifest.json"
+LAYOUTS = "cubes.json"  # each experiment cube's dimensions, coordinates and variables (iclab.docblocks reads it)
 CLAIMS = "claims.md"
 FIGURES_PAGE = "README.md"
 
@@ -100,6 +102,14 @@ def figures_page(names: Sequence[str], table: pd.DataFrame, drawn_by: str, confi
     return "\n".join(lines)
 
 
+def cube_layout(cube) -> dict[str, Any]:
+    """An experiment cube's dimensions (with sizes), coordinates (their values, as JSON) and variables (their
+    dimensions), in the cube's order."""
+    return {"dims": {dim: int(size) for dim, size in cube.sizes.items()},
+            "coords": {name: cube[name].values.tolist() for name in cube.coords if cube[name].ndim == 1},
+            "variables": {name: list(cube[name].dims) for name in cube.data_vars}}
+
+
 def make_gallery(
     figures: Sequence[Path],
     cubes: Sequence[Path],
@@ -121,16 +131,19 @@ def make_gallery(
     run_config = {"files": config_files, "hash": spec_hash(config)}
     drawn_by = drawing_commit()
     out_dir.mkdir(parents=True, exist_ok=True)
-    images = []
+    images, layouts = [], {}
     for png in map(Path, figures):
         cube = read_cube(by_name[png.stem], kind=EXPERIMENT_KIND, experiment=png.stem)
+        layouts[png.stem] = cube_layout(cube)
         cube_commit = cube.attrs["iclab_git_commit"]
         line = stamp_line(png.stem, drawn_by, cube_commit, run_config)
         size = gallery_image(png, line, out_dir / png.name)
         images.append({"image": png.name, "bytes": size, "cube_commit": cube_commit,
                        "cube_spec_hash": cube.attrs["iclab_spec_hash"]})
     manifest = {"drawn_by": drawn_by, "config": run_config, "total_bytes": sum(i["bytes"] for i in images),
-                "images": images}
+                "images": images, "layouts": LAYOUTS}
+    record = {"cube_commits": sorted({image["cube_commit"] for image in images}), "experiments": layouts}
+    atomic_write(out_dir / LAYOUTS, lambda tmp: tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n"))
     if claims is not None:
         manifest["claims"] = copy_claims(Path(claims), out_dir / CLAIMS, drawn_by, run_config)
         table = pd.read_csv(Path(claims).with_suffix(".csv"))

@@ -133,6 +133,7 @@ if not SMOKE:
             claims="docs/gallery/claims.md",
             figures_page="docs/gallery/README.md",
             manifest="docs/gallery/manifest.json",
+            layouts="docs/gallery/cubes.json",
         localrule: True
         log:
             res("logs/gallery.log"),

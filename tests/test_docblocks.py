@@ -1,0 +1,53 @@
+"""The docs' generated blocks (``iclab.docblocks``): each is what its record gives, a stale one is found, and the
+cube-layout block is worked out by hand from a small record."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iclab import docblocks
+from iclab.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_generated_block_of_the_docs_is_current():
+    assert docblocks.stale(ROOT) == []
+
+
+def test_a_planted_stale_block_is_found_and_rewritten(tmp_path):
+    """docs/cubes.md with one number of a block changed by hand: stale names the page, write restores it."""
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    shutil.copy(ROOT / docblocks.CUBE_LAYOUTS, tmp_path / docblocks.CUBE_LAYOUTS)
+    (tmp_path / "README.md").write_text("no blocks\n")
+    page = (ROOT / "docs" / "cubes.md").read_text()
+    assert "| `beta_star_norm` | 4 |" in page
+    (tmp_path / "docs" / "cubes.md").write_text(page.replace("| `beta_star_norm` | 4 |", "| `beta_star_norm` | 5 |", 1))
+    assert docblocks.stale(tmp_path) == ["docs/cubes.md"]
+    assert docblocks.write(tmp_path) == ["docs/cubes.md"]
+    assert (tmp_path / "docs" / "cubes.md").read_text() == page and docblocks.stale(tmp_path) == []
+
+
+def test_the_cube_layout_block_by_hand(tmp_path):
+    """A record of one cube (dims seed 3 and prompt_group 32 without coordinate, learner of 8 names) gives its
+    tables: the first six names then the count, the uncoordinated dimension's index range."""
+    record = {"cube_commits": ["abc"], "experiments": {"demo": {
+        "dims": {"learner": 8, "seed": 3, "prompt_group": 32},
+        "coords": {"learner": list("abcdefgh"), "seed": [0, 1, 2]},
+        "variables": {"risk": ["learner", "seed"], "total": []}}}}
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / docblocks.CUBE_LAYOUTS).write_text(json.dumps(record))
+    text = "x\n<!-- iclab:cube-layout demo -->\nold\n<!-- /iclab:cube-layout -->\ny\n"
+    assert docblocks.render(text, tmp_path) == (
+        "x\n<!-- iclab:cube-layout demo -->\n"
+        "| dimension | size | coordinate values |\n|---|---|---|\n"
+        "| `learner` | 8 | a, b, c, d, e, f, … (8) |\n| `seed` | 3 | 0, 1, 2 |\n"
+        "| `prompt_group` | 32 | (no coordinate: 0 … 31) |\n\n"
+        "| variable | dimensions |\n|---|---|\n| `risk` | learner, seed |\n| `total` | (scalar) |\n"
+        "<!-- /iclab:cube-layout -->\ny\n")
+    with pytest.raises(UsageError, match="block cube-layout nowhere: no such experiment .* \\(it has demo\\)"):
+        docblocks.render(text.replace("demo", "nowhere"), tmp_path)
+    with pytest.raises(UsageError, match="block iclab:made-up: no generator of that name"):
+        docblocks.render("<!-- iclab:made-up -->\n<!-- /iclab:made-up -->", tmp_path)
