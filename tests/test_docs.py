@@ -100,10 +100,12 @@ def unrecorded(claim: str, known: dict[str, str]) -> list[str]:
 
 
 def how_long_rows() -> list[str]:
-    """The README's "How long" table, a row each (its header and rule aside)."""
+    """The README's "What it takes" and "How long" tables, a row each (their headers and rules aside)."""
     text = (REPO / "README.md").read_text()
-    table = text[text.index("| what | time | record |"):].split("\n\n")[0]
-    return table.splitlines()[2:]
+    rows = []
+    for header in ("| run | time | memory | record |", "| what | time | record |"):
+        rows += text[text.index(header):].split("\n\n")[0].splitlines()[2:]
+    return rows
 
 
 def cluster_paragraphs() -> list[str]:
