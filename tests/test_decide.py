@@ -126,6 +126,10 @@ def test_the_budget_takes_experiments_by_rows_per_job_second_and_charges_only_th
     taken = decide.within_budget(candidates, budget_s=130.0)
     assert [(look.experiment, look.affordable) for look in taken] == [("X", False), ("D", True), ("A", True),
                                                                       ("Y", False)]
+    # at 200, with X at 201 and Y at 71: D and A take 130 and Y misses by 1 s (a skipped X refunding 1 would take it)
+    candidates = [candidate("X", 10, 201.0), candidate("D", 1, 30.0), candidate("A", 2, 100.0),
+                  candidate("Y", 1, 71.0)]
+    assert [look.affordable for look in decide.within_budget(candidates, budget_s=200.0)] == [False, True, True, False]
 
 
 def test_a_missing_benchmark_is_named(tmp_path, tier):

@@ -51,3 +51,18 @@ def test_the_cube_layout_block_by_hand(tmp_path):
         docblocks.render(text.replace("demo", "nowhere"), tmp_path)
     with pytest.raises(UsageError, match="block iclab:made-up: no generator of that name"):
         docblocks.render("<!-- iclab:made-up -->\n<!-- /iclab:made-up -->", tmp_path)
+
+
+def test_the_mutation_scores_block_by_hand(tmp_path):
+    """One module's record: 9 killed, 1 survived with its reason: a score of 90.0%, the survivor listed."""
+    results = tmp_path / docblocks.MUTATION_RESULTS
+    results.mkdir(parents=True)
+    (results / "demo.json").write_text(json.dumps({
+        "module": "iclab.demo", "tests": ["tests/test_demo.py"], "counts": {"killed": 9, "survived": 1},
+        "score": 0.9, "wall_s": 12.4, "survivors": [{"line": 3, "operator": "NumberReplacer", "source": "x = 1",
+                                                     "reason": "equivalent"}]}))
+    text = "<!-- iclab:mutation-scores -->\n<!-- /iclab:mutation-scores -->"
+    assert docblocks.render(text, tmp_path) == (
+        "<!-- iclab:mutation-scores -->\n| module | tests | killed | survived | score | wall |\n"
+        "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 9 | 1 | 90.0% | 12 s |\n\nSurvivors:\n\n"
+        "- `iclab.demo` line 3, NumberReplacer on `x = 1`: equivalent\n<!-- /iclab:mutation-scores -->")

@@ -8,7 +8,8 @@ A block in README.md or a page under docs/ reads::
 
 ``python -m iclab docs`` rewrites every block from its record; ``--check`` names the stale ones and exits 1
 (``tests/test_docblocks.py`` runs it on the repository). A record is a committed file a run or a benchmark wrote:
-``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage).
+``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage) and
+``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from iclab.errors import UsageError
 BLOCK = re.compile(r"(<!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /iclab:(?P=name) -->)",
                    re.S)
 CUBE_LAYOUTS = Path("docs/gallery/cubes.json")
+MUTATION_RESULTS = Path("benchmarks/results/mutation")
 SHOWN_VALUES = 6  # a coordinate's values shown before "…"
 
 
@@ -48,7 +50,23 @@ def cube_layout(experiment: str, root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout}
+def mutation_scores(_: str, root: Path) -> str:
+    """Each module's mutation score from ``MUTATION_RESULTS`` (``benchmarks/mutation.py``'s records), and each
+    survivor's reason."""
+    lines = ["| module | tests | killed | survived | score | wall |", "|---|---|---|---|---|---|"]
+    survivors = []
+    for path in sorted((root / MUTATION_RESULTS).glob("*.json")):
+        record = json.loads(path.read_text())
+        counts = record["counts"]
+        tests = ", ".join(f"`{test}`" for test in record["tests"])
+        lines.append(f"| `{record['module']}` | {tests} | {counts['killed']} | {counts['survived']} | "
+                     f"{record['score']:.1%} | {record['wall_s']:.0f} s |")
+        survivors += [f"- `{record['module']}` line {s['line']}, {s['operator']} on `{s['source']}`: "
+                      f"{s['reason'] or 'not yet explained'}" for s in record["survivors"]]
+    return "\n".join(lines + ["", "Survivors:", ""] + survivors) + "\n"
+
+
+GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores}
 
 
 def render(text: str, root: Path) -> str:
