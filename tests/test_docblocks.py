@@ -66,3 +66,18 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
         "<!-- iclab:mutation-scores -->\n| module | tests | killed | survived | score | wall |\n"
         "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 9 | 1 | 90.0% | 12 s |\n\nSurvivors:\n\n"
         "- `iclab.demo` line 3, NumberReplacer on `x = 1`: equivalent\n<!-- /iclab:mutation-scores -->")
+
+
+def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
+    """A claims table of two experiments: the block for the second quotes its heading and rows only; an unknown name
+    is an error naming the table."""
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / docblocks.CLAIMS_TABLE).write_text(
+        "intro\n\n## a: 1 claim, 1 hold\n\n| claim |\n|:--|\n| a holds |\n\n"
+        "## b: 1 claim, 1 inconclusive\n\n| claim |\n|:--|\n| b is open |\n")
+    text = "<!-- iclab:claims-of b -->\n<!-- /iclab:claims-of -->"
+    assert docblocks.render(text, tmp_path) == (
+        "<!-- iclab:claims-of b -->\n**b: 1 claim, 1 inconclusive**\n\n| claim |\n|:--|\n| b is open |\n"
+        "<!-- /iclab:claims-of -->")
+    with pytest.raises(UsageError, match="block claims-of c: no such experiment in docs/gallery/claims.md"):
+        docblocks.render(text.replace("of b", "of c"), tmp_path)

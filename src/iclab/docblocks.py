@@ -8,8 +8,9 @@ A block in README.md or a page under docs/ reads::
 
 ``python -m iclab docs`` rewrites every block from its record; ``--check`` names the stale ones and exits 1
 (``tests/test_docblocks.py`` runs it on the repository). A record is a committed file a run or a benchmark wrote:
-``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage) and
-``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
+``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage),
+``docs/gallery/claims.md`` (its claims table) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s
+scores).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ BLOCK = re.compile(r"(<!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->\n)(?P
                    re.S)
 CUBE_LAYOUTS = Path("docs/gallery/cubes.json")
 MUTATION_RESULTS = Path("benchmarks/results/mutation")
+CLAIMS_TABLE = Path("docs/gallery/claims.md")  # the default run's claims table, as the gallery stage copied it
 SHOWN_VALUES = 6  # a coordinate's values shown before "…"
 
 
@@ -66,7 +68,22 @@ def mutation_scores(_: str, root: Path) -> str:
     return "\n".join(lines + ["", "Survivors:", ""] + survivors) + "\n"
 
 
-GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores}
+def claims_of(experiments: str, root: Path) -> str:
+    """The rows of the run's claims table (``CLAIMS_TABLE``, the gallery's copy) for each of ``experiments`` (names
+    separated by spaces), each under its heading's count, as the table has them."""
+    sections = re.split(r"^## ", (root / CLAIMS_TABLE).read_text(), flags=re.M)[1:]
+    by_name = {section.split(":", 1)[0]: section for section in sections}
+    parts = []
+    for name in experiments.split():
+        if name not in by_name:
+            raise UsageError(f"block claims-of {name}: no such experiment in {CLAIMS_TABLE}")
+        heading, _, table = by_name[name].partition("\n")
+        parts.append(f"**{heading.strip()}**\n\n{table.strip()}\n")
+    return "\n".join(parts)
+
+
+GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
+                                                     "claims-of": claims_of}
 
 
 def render(text: str, root: Path) -> str:
