@@ -119,67 +119,95 @@ def test_an_experiments_seeds_reach_each_row_it_plans_for_and_no_other():
     with_others = looks.simulate("<", 0.0, 0.0, 1.0, 0.1, 1, 200, rng, experiment_seeds=12)
     assert with_others.second_looks == 200 and with_others.mean_seeds == 12
     prompts_only = looks.simulate("<", 0.0, -0.1, 0.01, 1.0, 3, 200, rng, experiment_seeds=12)
-    assert prompts_only.first["inconclusive"] > 150 and prompts_only.second_looks == 0
+    assert prompts_only.first["inconclusive"] > 150 and (prompts_only.second_looks, prompts_only.mean_seeds) == (0, 0.0)
     assert prompts_only.final == prompts_only.first
 
 
 class Scripted:
-    """A stand-in generator whose ``normal(loc, scale, size)`` returns loc + scale × the next scripted z (a function
-    of the size asked), so that a simulated row's values are chosen by hand."""
+    """A stand-in generator whose ``normal(loc, scale, size)`` returns loc + scale × the next scripted z, which must
+    have the shape asked for, so that a simulated row's values are chosen by hand and every draw is accounted for."""
 
-    def __init__(self, *script):
+    def __init__(self, *script: np.ndarray):
         self.script = list(script)
 
     def normal(self, loc, scale, size):
-        z = np.asarray(self.script.pop(0)(size), dtype=float)
+        z = self.script.pop(0)
         assert z.shape == size, (z.shape, size)
         return loc + scale * z
 
 
+# look 1's values of eight ">" rows at margin 0 (one seed's spread 1, prompt s.e. 0.1, each prompt error +0.1, S₁ = 3)
+FIRST = np.array([[5.0, 5.5, 4.5],  # A: holds at look 1
+                  [0.3, 1.3, 2.3], [0.3, 1.3, 2.3],  # B and H: inconclusive, 10 seeds needed at look 2
+                  [0.0, 1.0, 2.0],  # C: 15 seeds
+                  [-0.95, 0.05, 1.05],  # D: its Monte-Carlo error alone is too large
+                  [-0.2, 0.8, 1.8],  # E: 21 seeds, past the cap
+                  [-0.19, 0.81, 1.81],  # F: 20 seeds, at the cap
+                  [0.65, 1.0, 1.35]])  # G: holds at look 1's 96%, not at look 2's 99%
+C_NEW = -0.5 + 0.01 * (-1.0) ** np.arange(15)  # C's look-2 values: fails on its own
+
+
+def table_claim(values, look):
+    from iclab.claims import Estimate
+
+    return Claim("row", "test", Estimate(tuple(float(v) for v in values), 0.1, trained=True), ">", exact(0.0), "b",
+                 0.0, "test", look=look)
+
+
+def test_the_scripted_rows_need_what_the_table_says():
+    """The rows' look-1 verdicts and "seeds needed" by the table's own path (``Claim``, ``claims.seeds_needed``)."""
+    shifted = FIRST + 0.1
+    assert [table_claim(row, 1).verdict for row in shifted] == ["holds"] + ["inconclusive"] * 6 + ["holds"]
+    assert table_claim(shifted[7], 2).verdict == "inconclusive"
+    needed = [seeds_needed(table_claim(row, 1).difference, ">", 0.0, LOOK_LEVELS[1]) for row in shifted[1:7]]
+    assert needed[:3] == ["10", "10", "15"] and "Monte-Carlo" in needed[3] and needed[4:] == ["21", "20"]
+    assert [table_claim(np.full(10, 3.1), 2).verdict, table_claim(np.full(20, 3.1), 2).verdict,
+            table_claim(C_NEW + 0.1, 2).verdict] == ["holds", "holds", "fails"]
+    assert table_claim(np.concatenate([shifted[3], C_NEW + 0.1]), 2).verdict == "inconclusive"  # pooled
+
+
 def test_scripted_rows_get_the_tables_verdicts_and_seeds_at_both_looks():
-    """Five rows of ">" at margin 0 (one seed's spread 1, prompt s.e. 0.1, every prompt error +0.1, S₁ = 3), their
-    values chosen by hand: A (5, 5.5, 4.5) holds at look 1 and gets no look 2; B (0.3, 1.3, 2.3) and C (0, 1, 2) are
-    inconclusive and get the S₂ that the table's "seeds needed" names through ``claims.seeds_needed`` (10 and 15),
-    B's new seeds all at 3 (holds) and C's at −0.5 ± 0.01 (fails on its own; pooled with look 1 it would not); D
-    (−0.95, 0.05, 1.05) has too large a Monte-Carlo error and E (−0.2, 0.8, 1.8) needs 21 seeds, past the cap: both
-    stay inconclusive. Each verdict is the one ``Claim`` gives the same values at the look's level."""
-    from iclab.claims import LOOK2_MAX_SEEDS, Estimate
-
-    def table_claim(values, look):
-        estimate = Estimate(tuple(float(v) for v in values), 0.1, trained=True)
-        return Claim("row", "test", estimate, ">", exact(0.0), "b", 0.0, "test", look=look)
-
-    first = np.array([[5.0, 5.5, 4.5], [0.3, 1.3, 2.3], [0.0, 1.0, 2.0], [-0.95, 0.05, 1.05], [-0.2, 0.8, 1.8]])
-    shifted = first + 0.1  # (R, S₁) with each row's prompt error
-    needed = [seeds_needed(table_claim(row, 1).difference, ">", 0.0, LOOK_LEVELS[1]) for row in shifted]
-    assert needed[1:3] == ["10", "15"] and "Monte-Carlo" in needed[3] and int(needed[4]) == LOOK2_MAX_SEEDS + 1
-    c_new = -0.5 + 0.01 * (-1.0) ** np.arange(15)  # (S₂,)
-    script = [lambda size: np.ones(size), lambda size: first,
-              lambda size: np.ones(size), lambda size: np.full(size, 3.0),  # B's group (the smaller S₂ first)
-              lambda size: np.ones(size), lambda size: c_new[None, :]]  # C's group
-    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 5, Scripted(*script))
-    verdicts = [table_claim(row, 1).verdict for row in shifted]
-    assert verdicts == ["holds"] + ["inconclusive"] * 4
-    assert [table_claim(np.full(10, 3.1), 2).verdict, table_claim(c_new + 0.1, 2).verdict] == ["holds", "fails"]
-    assert table_claim(np.concatenate([shifted[2], c_new + 0.1]), 2).verdict == "inconclusive"  # pooled
-    assert result.first == {"holds": 1, "fails": 0, "inconclusive": 4}
-    assert result.final == {"holds": 2, "fails": 1, "inconclusive": 2}
-    assert (result.second_looks, result.mean_seeds) == (2, 12.5)
+    """``simulate`` on the rows above: A and G hold at look 1; B and H (10 seeds, all at 3) and F (20, at the cap)
+    hold at look 2, C (15) fails on its own seeds (pooled it would not); D and E get no look 2. Every draw is the
+    scripted one, in its shape: look 2's groups in order of S₂, each with its fresh prompt errors."""
+    script = Scripted(np.ones((8, 1)), FIRST,
+                      np.ones((2, 1)), np.full((2, 10), 3.0),  # B and H
+                      np.ones((1, 1)), C_NEW[None, :],  # C
+                      np.ones((1, 1)), np.full((1, 20), 3.0))  # F
+    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 8, script)
+    assert not script.script
+    assert result.first == {"holds": 2, "fails": 0, "inconclusive": 6}
+    assert result.final == {"holds": 5, "fails": 1, "inconclusive": 2}
+    assert (result.second_looks, result.mean_seeds) == (4, 13.75)
 
 
 def test_scripted_rows_of_one_experiment_share_its_seeds_and_may_share_look_ones_prompts():
-    """The rows above in an experiment that trains 15 new seeds for its other rows, on look 1's prompts: B and C form
-    one group of 15 (B's ten at 3 and five more: still holds), no prompt error is drawn for look 2, and D and E still
-    get none."""
-    from iclab.claims import Estimate
+    """The rows above in an experiment that trains 15 new seeds for its other rows, on look 1's prompts: B, H and C
+    form one group of 15 (B's and H's at 3: still hold), F keeps its 20, no prompt error is drawn for look 2, and D
+    and E still get none."""
+    script = Scripted(np.ones((8, 1)), FIRST, np.stack([np.full(15, 3.0), np.full(15, 3.0), C_NEW]),
+                      np.full((1, 20), 3.0))
+    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 8, script, shared_prompts=True, experiment_seeds=15)
+    assert not script.script and table_claim(np.full(15, 3.1), 2).verdict == "holds"
+    assert result.final == {"holds": 5, "fails": 1, "inconclusive": 2}
+    assert (result.second_looks, result.mean_seeds) == (4, 16.25)
 
-    first = np.array([[5.0, 5.5, 4.5], [0.3, 1.3, 2.3], [0.0, 1.0, 2.0], [-0.95, 0.05, 1.05], [-0.2, 0.8, 1.8]])
-    c_new = -0.5 + 0.01 * (-1.0) ** np.arange(15)
-    script = [lambda size: np.ones(size), lambda size: first,
-              lambda size: np.stack([np.full(15, 3.0), c_new])]  # (2, 15): no draw of look 2's prompts
-    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 5, Scripted(*script), shared_prompts=True,
-                            experiment_seeds=15)
-    b_claim = Claim("b", "t", Estimate((3.1,) * 15, 0.1, trained=True), ">", exact(0.0), "b", 0.0, "t", look=2)
-    assert b_claim.verdict == "holds"
-    assert result.final == {"holds": 2, "fails": 1, "inconclusive": 2}
-    assert (result.second_looks, result.mean_seeds) == (2, 15.0)
+
+def test_a_two_seed_look_one_decides_and_a_one_seed_look_one_never_does():
+    """Two seeds at 5 and 5.2 hold at look 1 (t on 1 degree of freedom) and draw nothing more; one seed at 5 is
+    inconclusive and gets ``ONE_SEED_LOOK2`` new seeds, here at 3: it holds at look 2."""
+    two = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 2, 1, Scripted(np.zeros((1, 1)), np.array([[5.0, 5.2]])))
+    assert (two.first["holds"], two.second_looks) == (1, 0)
+    script = Scripted(np.zeros((1, 1)), np.array([[5.0]]), np.zeros((1, 1)), np.full((1, looks.ONE_SEED_LOOK2), 3.0))
+    one = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 1, 1, script)
+    assert not script.script and (one.first["inconclusive"], one.final["holds"], one.mean_seeds) == (1, 1, 3.0)
+
+
+def test_pooling_decides_on_both_looks_seeds():
+    """The same draws with look 1's seeds pooled into look 2 (the design not used): C's 3 look-1 seeds and 15 new ones
+    together are inconclusive (``Claim`` on the 18 values), the others as before."""
+    script = Scripted(np.ones((8, 1)), FIRST, np.ones((2, 1)), np.full((2, 10), 3.0), np.ones((1, 1)), C_NEW[None, :],
+                      np.ones((1, 1)), np.full((1, 20), 3.0))
+    result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 8, script, pooled=True)
+    assert table_claim(np.concatenate([FIRST[1] + 0.1, np.full(10, 3.1)]), 2).verdict == "holds"
+    assert result.final == {"holds": 5, "fails": 0, "inconclusive": 3}
