@@ -211,3 +211,18 @@ def test_pooling_decides_on_both_looks_seeds():
     result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 8, script, pooled=True)
     assert table_claim(np.concatenate([FIRST[1] + 0.1, np.full(10, 3.1)]), 2).verdict == "holds"
     assert result.final == {"holds": 5, "fails": 0, "inconclusive": 3}
+
+
+def test_look_twos_rows_pair_with_look_ones_though_their_text_quotes_new_prompts():
+    """probe_hidden_size's rows quote the zero predictor's error on the evaluation prompts: 4.98 at look 1 and, on
+    look 2's fresh prompts, 4.97. The two lists pair in order (same length, sources and relations), so look 2's
+    decided row is the table's; a list of another length pairs by identical text only."""
+    from iclab.claims import claims_table, same_claims
+
+    first = [ordering("narrowest (zero predictor's error 4.98)", 0.0, seeds=1), ordering("widest (4.98)", 0.0, seeds=1)]
+    second = [ordering("narrowest (zero predictor's error 4.97)", -5.0, look=2), ordering("widest (4.97)", 0.0, look=2)]
+    assert same_claims(first, second) == second
+    assert same_claims(first, second[:1]) == [None, None]
+    assert same_claims(first, [first[1]]) == [None, first[1]]
+    table = claims_table({"e": second}, first_look={"e": first})
+    assert table["look"].tolist() == [2, 2] and table["verdict"].tolist() == ["holds", "inconclusive"]

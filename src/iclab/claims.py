@@ -585,9 +585,8 @@ def two_looks(first: Mapping[str, list[Claim]], second: Mapping[str, list[Claim]
     two looks' scaled ones. Returns (experiment, the row's claim) and each row's claims."""
     named, looks = [], []
     for name, rows in first.items():
-        by_text = {claim.claim: claim for claim in second.get(name, [])}
-        for claim in rows:
-            later = by_text.get(claim.claim)
+        later_rows = same_claims(rows, second.get(name, []))
+        for claim, later in zip(rows, later_rows):
             if claim.verification or claim.verdict != "inconclusive" or later is None or look2_need(
                     seeds_needed(claim.difference, claim.relation, claim.margin, LOOK_LEVELS[1]))[0] != "seeds":
                 named.append((name, claim))
@@ -596,6 +595,18 @@ def two_looks(first: Mapping[str, list[Claim]], second: Mapping[str, list[Claim]
                 named.append((name, later))
                 looks.append((claim, later))
     return named, looks
+
+
+def same_claims(first: list[Claim], second: list[Claim]) -> list[Claim | None]:
+    """For each of look 1's claims of an experiment, look 2's of the same claim (None where it has none). A claim's
+    text may quote a measured value (the zero predictor's error on the evaluation prompts, which look 2 draws
+    afresh), so the two looks' lists, made by the same code from the same config, pair in order where they have the
+    same length and each pair the same source and relation; otherwise by identical text."""
+    if len(first) == len(second) and all((a.source, a.relation) == (b.source, b.relation)
+                                         for a, b in zip(first, second)):
+        return list(second)
+    by_text = {claim.claim: claim for claim in second}
+    return [by_text.get(claim.claim) for claim in first]
 
 
 def holm_verdicts(claims: list[Claim | tuple[Claim, ...]], alpha: float = HOLM_ALPHA) -> list[str]:

@@ -41,7 +41,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_xlabel("stage-1 pretraining prompts T₁")
         ax.set_ylim(0, 1.02)
         ax.set_title(title)
-        ax.legend()
+    handles, labels = axes[0].get_legend_handles_labels()  # the same d in both panels: one key, below them, off the
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.01), frameon=False)
     fig.suptitle(f"Stage 1: one gradient step moves the MLP rows into the r = {r} subspace; larger d needs more T₁")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))  # data wherever the seeds put it (a legend inside covered it at look 2)
     save(fig, png)
