@@ -162,7 +162,8 @@ def test_the_scripted_rows_need_what_the_table_says():
     needed = [seeds_needed(table_claim(row, 1).difference, ">", 0.0, LOOK_LEVELS[1]) for row in shifted[1:7]]
     assert needed[:3] == ["10", "10", "15"] and "Monte-Carlo" in needed[3] and needed[4:] == ["21", "20"]
     assert [table_claim(np.full(10, 3.1), 2).verdict, table_claim(np.full(20, 3.1), 2).verdict,
-            table_claim(C_NEW + 0.1, 2).verdict] == ["holds", "holds", "fails"]
+            table_claim(C_NEW + 0.1, 2).verdict, table_claim(C_NEW - 0.3, 2).verdict,
+            table_claim(C_NEW + 0.3, 2).verdict] == ["holds", "holds", "fails", "fails", "inconclusive"]
     assert table_claim(np.concatenate([shifted[3], C_NEW + 0.1]), 2).verdict == "inconclusive"  # pooled
 
 
@@ -172,7 +173,7 @@ def test_scripted_rows_get_the_tables_verdicts_and_seeds_at_both_looks():
     scripted one, in its shape: look 2's groups in order of S₂, each with its fresh prompt errors."""
     script = Scripted(np.ones((8, 1)), FIRST,
                       np.ones((2, 1)), np.full((2, 10), 3.0),  # B and H
-                      np.ones((1, 1)), C_NEW[None, :],  # C
+                      np.full((1, 1), -3.0), C_NEW[None, :],  # C, its fresh prompts' error −0.3 (+0.3: inconclusive)
                       np.ones((1, 1)), np.full((1, 20), 3.0))  # F
     result = looks.simulate(">", 0.0, 0.0, 1.0, 0.1, 3, 8, script)
     assert not script.script
