@@ -32,7 +32,8 @@ def test_a_planted_stale_block_is_found_and_rewritten(tmp_path):
 
 def test_the_cube_layout_block_by_hand(tmp_path):
     """A record of one cube (dims seed 3 and prompt_group 32 without coordinate, learner of 8 names) gives its
-    tables: the first six names then the count, the uncoordinated dimension's index range."""
+    tables: the first six names then the count (semicolons: a value may hold commas), the uncoordinated dimension's
+    index range."""
     record = {"cube_commits": ["abc"], "experiments": {"demo": {
         "dims": {"learner": 8, "seed": 3, "prompt_group": 32},
         "coords": {"learner": list("abcdefgh"), "seed": [0, 1, 2]},
@@ -43,7 +44,7 @@ def test_the_cube_layout_block_by_hand(tmp_path):
     assert docblocks.render(text, tmp_path) == (
         "x\n<!-- iclab:cube-layout demo -->\n"
         "| dimension | size | coordinate values |\n|---|---|---|\n"
-        "| `learner` | 8 | a, b, c, d, e, f, … (8) |\n| `seed` | 3 | 0, 1, 2 |\n"
+        "| `learner` | 8 | a; b; c; d; e; f; … (8) |\n| `seed` | 3 | 0; 1; 2 |\n"
         "| `prompt_group` | 32 | (no coordinate: 0 … 31) |\n\n"
         "| variable | dimensions |\n|---|---|\n| `risk` | learner, seed |\n| `total` | (scalar) |\n"
         "<!-- /iclab:cube-layout -->\ny\n")

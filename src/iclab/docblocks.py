@@ -32,8 +32,10 @@ SHOWN_VALUES = 6  # a coordinate's values shown before "…"
 
 
 def shown_values(values: list) -> str:
-    head = ", ".join(str(value) for value in values[:SHOWN_VALUES])
-    return head + (f", … ({len(values)})" if len(values) > SHOWN_VALUES else "")
+    """The first ``SHOWN_VALUES`` of a coordinate (floats to 6 significant digits), separated by semicolons (a value
+    may hold commas), then the count."""
+    head = "; ".join(f"{value:.6g}" if isinstance(value, float) else str(value) for value in values[:SHOWN_VALUES])
+    return head + (f"; … ({len(values)})" if len(values) > SHOWN_VALUES else "")
 
 
 def cube_layout(experiment: str, root: Path) -> str:
