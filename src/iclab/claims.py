@@ -509,10 +509,15 @@ class Claim:
             low, high = (low, middle) if decided(math.exp(middle)) else (middle, high)
         return math.exp(high)
 
+    @cached_property
+    def look2_seeds_needed(self) -> str:
+        """``seeds_needed`` at look 2's level: the table's column for an inconclusive row, and what look 2 plans."""
+        return seeds_needed(self.difference, self.relation, self.margin, LOOK_LEVELS[1])
+
     def row(self, experiment: str) -> dict:
         d = self.difference
         low, high = d.interval(self.level)
-        needed = seeds_needed(d, self.relation, self.margin, LOOK_LEVELS[1]) if self.verdict == "inconclusive" else ""
+        needed = self.look2_seeds_needed if self.verdict == "inconclusive" else ""
         notes = ("1 seed",) * (d.seeds == 1) + self.notes
         return {
             "experiment": experiment,
@@ -587,8 +592,8 @@ def two_looks(first: Mapping[str, list[Claim]], second: Mapping[str, list[Claim]
     for name, rows in first.items():
         later_rows = same_claims(rows, second.get(name, []))
         for claim, later in zip(rows, later_rows):
-            if claim.verification or claim.verdict != "inconclusive" or later is None or look2_need(
-                    seeds_needed(claim.difference, claim.relation, claim.margin, LOOK_LEVELS[1]))[0] != "seeds":
+            if (claim.verification or claim.verdict != "inconclusive" or later is None
+                    or look2_need(claim.look2_seeds_needed)[0] != "seeds"):
                 named.append((name, claim))
                 looks.append((claim,))
             else:

@@ -58,6 +58,7 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+@lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's model name (/proc/cpuinfo on Linux, else what ``platform`` knows)."""
     try:
