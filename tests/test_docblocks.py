@@ -1,6 +1,7 @@
 """The docs' generated blocks (``iclab.docblocks``): each is what its record gives, a stale one is found, and the
 cube-layout block is worked out by hand from a small record."""
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -55,18 +56,20 @@ def test_the_cube_layout_block_by_hand(tmp_path):
 
 
 def test_the_mutation_scores_block_by_hand(tmp_path):
-    """One module's record: 9 killed, 1 survived with its reason: a score of 90.0%, the survivor listed."""
+    """One module's record: 8 killed, 2 survived: a score of 80.0%; the survivors are two mutants of one operator on
+    one line (two `1`s in it), listed once with their count, then one on another line."""
     results = tmp_path / docblocks.MUTATION_RESULTS
     results.mkdir(parents=True)
+    twin = {"line": 3, "operator": "NumberReplacer", "source": "x = 1 + 1", "reason": "equivalent"}
     (results / "demo.json").write_text(json.dumps({
-        "module": "iclab.demo", "tests": ["tests/test_demo.py"], "counts": {"killed": 9, "survived": 1},
-        "score": 0.9, "wall_s": 12.4, "survivors": [{"line": 3, "operator": "NumberReplacer", "source": "x = 1",
-                                                     "reason": "equivalent"}]}))
+        "module": "iclab.demo", "tests": ["tests/test_demo.py"], "counts": {"killed": 8, "survived": 3},
+        "score": 0.8, "wall_s": 12.4, "survivors": [twin, {**twin, "line": 9, "reason": ""}, twin]}))
     text = "<!-- iclab:mutation-scores -->\n<!-- /iclab:mutation-scores -->"
     assert docblocks.render(text, tmp_path) == (
         "<!-- iclab:mutation-scores -->\n| module | tests | killed | survived | score | wall |\n"
-        "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 9 | 1 | 90.0% | 12 s |\n\nSurvivors:\n\n"
-        "- `iclab.demo` line 3, NumberReplacer on `x = 1`: equivalent\n<!-- /iclab:mutation-scores -->")
+        "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 8 | 3 | 80.0% | 12 s |\n\nSurvivors:\n\n"
+        "- `iclab.demo` line 3, NumberReplacer on `x = 1 + 1` (2 mutants): equivalent\n"
+        "- `iclab.demo` line 9, NumberReplacer on `x = 1 + 1`: not yet explained\n<!-- /iclab:mutation-scores -->")
 
 
 def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
@@ -82,3 +85,90 @@ def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
         "<!-- /iclab:claims-of -->")
     with pytest.raises(UsageError, match="block claims-of c: no such experiment in docs/gallery/claims.md"):
         docblocks.render(text.replace("of b", "of c"), tmp_path)
+
+
+@pytest.mark.parametrize("typed, kind", [
+    ("rc 0 in 52 min 20 s", "wall time: 52 min 20 s"), ("it cost 6,267 job-s", "job-seconds: 6,267 job-s"),
+    ("~444 GPU-hours", "GPU- or CPU-hours: 444 GPU-hours"), ("97 CPU-h", "GPU- or CPU-hours: 97 CPU-h"),
+    ("70 claims: 53 hold; Holm", "verdict count: 53 hold"), ("739 passed", "tests passed: 739 passed"),
+    ("298 jobs", "job count: 298 jobs"), ("largest process 1.38 GB", "a run's memory: largest process 1.38 GB"),
+    ("0.94 GB resident", "a run's memory: 0.94 GB resident"), ("80% decided", "share decided: 80% decided"),
+    ("5.00, [4.73, 5.26] against", "claim interval: [4.73, 5.26]")])
+def test_a_planted_number_in_each_records_format_is_found_outside_a_block_only(typed, kind, tmp_path):
+    """Each format typed on a page is found; the same in a value block, in code, or on a record page is not; near
+    misses (a budget in minutes alone, an integer range, a bare count) are not numbers of a record's format."""
+    assert docblocks.unblocked(f"text {typed} text") == [kind]
+    assert docblocks.unblocked(f"text <!-- iclab:value a.b -->{typed}<!-- /iclab:value --> text") == []
+    assert docblocks.unblocked(f"text `{typed}` text\n```\n{typed}\n```\n") == []
+    assert docblocks.unblocked("the budget is 20 min; d = [64, 80]; 53 claims; 14 seeds; 2 GB of RAM") == []
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text(f"x {typed}\n")
+    (tmp_path / "docs" / "measurements.md").write_text(f"the record: {typed}\n")
+    assert docblocks.typed_numbers(tmp_path) == {"README.md": [kind]}
+
+
+def write_records(root: Path) -> None:
+    (root / "docs" / "gallery").mkdir(parents=True)
+    (root / docblocks.MEASUREMENTS).write_text("tests:\n  wall: 5 min 35 s\n  passed: 739\ndefault:\n  job_s: 6267\n")
+    (root / docblocks.RUN_RECORDS).mkdir(parents=True)
+    (root / docblocks.RUN_RECORDS / "smoke.json").write_text(json.dumps({"disk_mb": 292.5, "by_rule": {"train": {
+        "job_s": 1081}}}))
+    (root / docblocks.CLAIMS_TABLE).write_text(
+        "70 claims: 53 hold, 1 fail, 16 inconclusive (96% intervals); Holm-adjusted over the 70 (2.5% a side): 29 hold, "
+        "0 fail, 41 inconclusive.\n\n## a: 9 claims, 8 hold, 1 inconclusive\n\n| claim |\n\n## b: 1 claim, 1 fail\n")
+
+
+def test_value_run_and_claims_count_blocks_by_hand(tmp_path):
+    """Inline blocks: a record's integer with its thousands comma, text as typed, a run record's nested field, the
+    table's and an experiment heading's counts (a verdict the heading leaves out is 0), and the share decided:
+    (53 hold + 1 fail) / 70 = 77% (not 53/70 = 76%, nor 54/69 = 78%)."""
+    write_records(tmp_path)
+
+    def inline(name: str, arg: str) -> str:
+        text = f"| <!-- iclab:{name} {arg} -->old<!-- /iclab:{name} --> |"
+        return docblocks.render(text, tmp_path).removeprefix(f"| <!-- iclab:{name} {arg} -->").removesuffix(
+            f"<!-- /iclab:{name} --> |")
+
+    assert inline("value", "default.job_s") == "6,267" and inline("value", "tests.wall") == "5 min 35 s"
+    assert inline("run", "smoke.by_rule.train.job_s") == "1,081" and inline("run", "smoke.disk_mb") == "292.5"
+    assert [inline("claims-count", key) for key in ("claims", "hold", "fail", "holm_hold", "decided")] == [
+        "70", "53", "1", "29", "77%"]
+    assert [inline("claims-count", f"a.{key}") for key in ("claims", "hold", "fail", "inconclusive", "decided")] == [
+        "9", "8", "0", "1", "89%"]
+    assert inline("claims-count", "b.fail") == "1"
+    with pytest.raises(UsageError, match=r"block value tests.nope: docs/measurements.yaml has no field 'nope' at "
+                                         r"tests \(there: passed, wall\)"):
+        inline("value", "tests.nope")
+    with pytest.raises(UsageError, match=r"block run gone.x: no record benchmarks/results/runs/gone.json \(there: smoke\)"):
+        inline("run", "gone.x")
+    with pytest.raises(UsageError, match="block claims-count c.…: no such experiment in docs/gallery/claims.md"):
+        inline("claims-count", "c.hold")
+    with pytest.raises(UsageError, match="block iclab:claims-of a: written inline, but it gives several lines"):
+        inline("claims-of", "a")
+
+
+def test_a_planted_stale_inline_value_is_found_and_rewritten(tmp_path):
+    write_records(tmp_path)
+    page = "The tests: <!-- iclab:value tests.passed -->739<!-- /iclab:value --> passed.\n"
+    (tmp_path / "README.md").write_text(page.replace(">739<", ">738<"))
+    assert docblocks.stale(tmp_path) == ["README.md"]
+    assert docblocks.write(tmp_path) == ["README.md"] and (tmp_path / "README.md").read_text() == page
+
+
+def test_the_run_record_of_a_hand_made_results_folder(tmp_path):
+    """benchmarks/run_record.py on three benchmark files and two data files: job-seconds by rule, the largest
+    max_rss, the bytes on disk by folder."""
+    spec = importlib.util.spec_from_file_location("run_record", ROOT / "benchmarks" / "run_record.py")
+    run_record = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_record)
+    header = "s\th:m:s\tmax_rss\n"
+    for rule, job, seconds, rss in [("train", "a", 10.4, 300.0), ("train", "b", 5.0, 900.0), ("data", "c", 2.2, 50.0)]:
+        (tmp_path / "benchmarks" / rule).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "benchmarks" / rule / f"{job}.tsv").write_text(f"{header}{seconds}\t0:00:10\t{rss}\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.pt").write_bytes(b"x" * 3_000_000)
+    (tmp_path / "models" / "n.pt").write_bytes(b"x" * 1_500_000)
+    found = run_record.record(tmp_path, None, 60.0, "hand")
+    assert found["by_rule"] == {"data": {"jobs": 1, "job_s": 2}, "train": {"jobs": 2, "job_s": 15}}
+    assert (found["benchmarked_jobs"], found["job_s"], found["largest_job_max_rss_mb"]) == (3, 18, 900)
+    assert found["disk_mb_by_folder"]["models"] == 4.5 and found["disk_mb"] == 4.5

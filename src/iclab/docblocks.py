@@ -6,28 +6,40 @@ A block in README.md or a page under docs/ reads::
     …what GENERATORS[NAME](ARG, root) writes…
     <!-- /iclab:NAME -->
 
+or, for one number inside a sentence or a table cell, on one line:
+``<!-- iclab:value default-pipeline.wall -->52 min 20 s<!-- /iclab:value -->`` (GitHub hides the comments).
+
 ``python -m iclab docs`` rewrites every block from its record; ``--check`` names the stale ones and exits 1
 (``tests/test_docblocks.py`` runs it on the repository). A record is a committed file a run or a benchmark wrote:
 ``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage),
-``docs/gallery/claims.md`` (its claims table) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s
-scores).
+``docs/gallery/claims.md`` (its claims table), ``docs/measurements.yaml`` (the numbers of docs/measurements.md's
+records that other pages quote) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
+
+A number in a record's format (``RECORD_FORMATS``: a wall time, job-seconds, GPU-hours, verdict counts, tests passed,
+jobs, a run's memory, a share decided, a claim's interval) outside a block is refused by ``unblocked`` on every page
+but the records themselves (``RECORD_PAGES``).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 from iclab.atomic import write_text
 from iclab.errors import UsageError
 
-BLOCK = re.compile(r"(<!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /iclab:(?P=name) -->)",
-                   re.S)
+BLOCK = re.compile(r"(?P<open><!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->(?P<newline>\n?))(?P<body>.*?)"
+                   r"(?P<close><!-- /iclab:(?P=name) -->)", re.S)  # a line break after the opening: a block, else inline  # a line break after the opening: a block, else inline
 CUBE_LAYOUTS = Path("docs/gallery/cubes.json")
 MUTATION_RESULTS = Path("benchmarks/results/mutation")
 CLAIMS_TABLE = Path("docs/gallery/claims.md")  # the default run's claims table, as the gallery stage copied it
+MEASUREMENTS = Path("docs/measurements.yaml")  # the numbers of docs/measurements.md's records that pages quote
+RUN_RECORDS = Path("benchmarks/results/runs")  # benchmarks/run_record.py's records of finished runs
 SHOWN_VALUES = 6  # a coordinate's values shown before "…"
 
 
@@ -65,9 +77,14 @@ def mutation_scores(_: str, root: Path) -> str:
         tests = ", ".join(f"`{test}`" for test in record["tests"])
         lines.append(f"| `{record['module']}` | {tests} | {counts['killed']} | {counts['survived']} | "
                      f"{record['score']:.1%} | {record['wall_s']:.0f} s |")
-        survivors += [f"- `{record['module']}` line {s['line']}, {s['operator']} on `{s['source']}`: "
-                      f"{s['reason'] or 'not yet explained'}" for s in record["survivors"]]
-    return "\n".join(lines + ["", "Survivors:", ""] + survivors) + "\n"
+        survivors += [(record["module"], s["line"], s["operator"], s["source"], s["reason"] or "not yet explained")
+                      for s in record["survivors"]]
+    counted = Counter(survivors)  # two mutants of one operator on one line (two `<` in it) read the same: one entry
+    listed = []
+    for (module, line, operator, source, reason), count in counted.items():  # in the order first found
+        times = f" ({count} mutants)" if count > 1 else ""
+        listed.append(f"- `{module}` line {line}, {operator} on `{source}`{times}: {reason}")
+    return "\n".join(lines + ["", "Survivors:", ""] + listed) + "\n"
 
 
 def claims_of(experiments: str, root: Path) -> str:
@@ -84,8 +101,79 @@ def claims_of(experiments: str, root: Path) -> str:
     return "\n".join(parts)
 
 
+def measured_value(key: str, root: Path) -> str:
+    """One number of a record: ``key`` is ``RECORD.FIELD`` of ``MEASUREMENTS``."""
+    return shown(lookup(yaml.safe_load((root / MEASUREMENTS).read_text()), key, MEASUREMENTS, f"value {key}"))
+
+
+def lookup(record: dict, key: str, path: Path, block: str) -> object:
+    """``record``'s field at the dotted ``key`` (``a.b.c``), or an error naming the block (``block``: its name and
+    argument), the file and the fields that are there."""
+    value = record
+    for depth, part in enumerate(key.split(".")):
+        if not isinstance(value, dict) or part not in value:
+            where = ".".join(key.split(".")[:depth]) or "the top level"
+            known = ", ".join(sorted(value)) if isinstance(value, dict) else "none: it is a value"
+            raise UsageError(f"block {block}: {path} has no field {part!r} at {where} (there: {known})")
+        value = value[part]
+    return value
+
+
+def shown(value: object) -> str:
+    """A record's value as the pages write it: integers with thousands separated by commas, text as it stands."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def run_value(key: str, root: Path) -> str:
+    """One number of a run's record: ``key`` is ``NAME.FIELD[.FIELD…]`` of ``RUN_RECORDS``/NAME.json."""
+    name, _, field = key.partition(".")
+    path = root / RUN_RECORDS / f"{name}.json"
+    if not path.is_file():
+        raise UsageError(f"block run {key}: no record {RUN_RECORDS / (name + '.json')} (there: "
+                         f"{', '.join(sorted(p.stem for p in (root / RUN_RECORDS).glob('*.json')))})")
+    return shown(lookup(json.loads(path.read_text()), field, RUN_RECORDS / f"{name}.json", f"run {key}"))
+
+
+CLAIMS_SUMMARY = re.compile(r"^(?P<claims>\d+) claims: (?P<hold>\d+) hold, (?P<fail>\d+) fail, (?P<inconclusive>\d+) "
+                            r"inconclusive .*?Holm-adjusted.*?: (?P<holm_hold>\d+) hold,", re.M)
+
+
+def experiment_counts(experiment: str, table: str) -> dict[str, int]:
+    """The counts of ``experiment``'s heading in the claims table ("## name: 9 claims, 8 hold, 1 inconclusive"); a
+    verdict the heading leaves out counts 0."""
+    heading = re.search(rf"^## {re.escape(experiment)}: (.*)$", table, flags=re.M)
+    if heading is None:
+        raise UsageError(f"block claims-count {experiment}.…: no such experiment in {CLAIMS_TABLE}")
+    counts = {"claims": 0, "hold": 0, "fail": 0, "inconclusive": 0}
+    for number, word in re.findall(r"(\d+) (claims?|hold|fail|inconclusive)\b", heading[1]):
+        counts["claims" if word.startswith("claim") else word] = int(number)
+    return counts
+
+
+def claims_count(key: str, root: Path) -> str:
+    """A count of the run's claims table (``CLAIMS_TABLE``): ``FIELD`` of its first line or ``EXPERIMENT.FIELD`` of
+    an experiment's heading; fields ``claims``, ``hold``, ``fail``, ``inconclusive``, ``holm_hold`` (the table's
+    only), and ``decided``, the share of claims that hold or fail, in whole percent."""
+    table = (root / CLAIMS_TABLE).read_text()
+    experiment, _, field = key.rpartition(".")
+    if experiment:
+        counts = experiment_counts(experiment, table)
+    else:
+        summary = CLAIMS_SUMMARY.search(table)
+        if summary is None:
+            raise UsageError(f"block claims-count: {CLAIMS_TABLE} has no line 'N claims: N hold, N fail, "
+                             "N inconclusive … Holm-adjusted …: N hold'")
+        counts = {name: int(value) for name, value in summary.groupdict().items()}
+    if field == "decided":
+        return f"{(counts['hold'] + counts['fail']) / counts['claims']:.0%}"
+    if field not in counts:
+        raise UsageError(f"block claims-count {key}: no such count (known: {', '.join(counts)}, decided)")
+    return str(counts[field])
+
+
 GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
-                                                     "claims-of": claims_of}
+                                                     "claims-of": claims_of, "value": measured_value,
+                                                     "run": run_value, "claims-count": claims_count}
 
 
 def render(text: str, root: Path) -> str:
@@ -95,7 +183,13 @@ def render(text: str, root: Path) -> str:
         if generator is None:
             raise UsageError(f"block iclab:{match['name']}: no generator of that name (known: "
                              f"{', '.join(sorted(GENERATORS))})")
-        return match.group(1) + generator(match["arg"] or "", root) + match.group(5)
+        body = generator(match["arg"] or "", root)
+        if not match["newline"]:  # inline: one line, no line break of its own
+            body = body.rstrip("\n")
+            if "\n" in body:
+                raise UsageError(f"block iclab:{match['name']} {match['arg']}: written inline, but it gives several "
+                                 "lines (put a line break after its opening comment)")
+        return match["open"] + body + match["close"]
 
     return BLOCK.sub(rewrite, text)
 
@@ -115,3 +209,32 @@ def write(root: Path) -> list[str]:
     for name in rewritten:
         write_text(root / name, render((root / name).read_text(), root))
     return rewritten
+
+
+RECORD_PAGES = ("docs/measurements.md", "docs/measurements-history.md", "docs/gallery/README.md",
+                "docs/gallery/claims.md")  # the records themselves (and history), and the gallery stage's own pages
+RECORD_FORMATS = {  # the shapes in which a run's or a benchmark's numbers are written
+    "wall time": r"\b\d+ min \d+ s\b",
+    "job-seconds": r"\b\d[\d,]*(?:\.\d+)? job-s\b",
+    "GPU- or CPU-hours": r"\b\d[\d,]*(?:\.\d+)? (?:GPU|CPU)-h(?:ours)?\b",
+    "verdict count": r"\b\d+ (?:hold|holds|fail|fails|inconclusive)\b",
+    "tests passed": r"\b\d+ passed\b",
+    "job count": r"\b\d+ jobs\b",
+    "a run's memory": r"\blargest process (?:of )?\d+(?:\.\d+)? [GM]B\b|\b\d+(?:\.\d+)? [GM]B resident\b",
+    "share decided": r"\b\d+% decided\b",
+    "claim interval": r"\[-?\d+\.\d+(?:e-?\d+)?, -?\d+\.\d+(?:e-?\d+)?\]",
+}
+UNCHECKED = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # code: commands and names, not a record's numbers
+
+
+def unblocked(text: str) -> list[str]:
+    """The numbers in a record's format that ``text`` writes outside its blocks and its code, each as
+    'format: text'."""
+    prose = UNCHECKED.sub("", BLOCK.sub("", text))
+    return [f"{name}: {found}" for name, pattern in RECORD_FORMATS.items() for found in re.findall(pattern, prose)]
+
+
+def typed_numbers(root: Path) -> dict[str, list[str]]:
+    """Each page (but ``RECORD_PAGES``) with the numbers in a record's format that it types outside a block."""
+    found = {str(page.relative_to(root)): unblocked(page.read_text()) for page in pages(root)}
+    return {page: numbers for page, numbers in found.items() if numbers and page not in RECORD_PAGES}
