@@ -227,7 +227,7 @@ def captured(monkeypatch) -> list[plt.Figure]:
     figures = []
     for loaded in list(sys.modules.values()):
         if loaded is not plots and getattr(loaded, "save", None) is plots.save:
-            monkeypatch.setattr(loaded, "save", lambda fig, png: (plots.check_panels(fig), figures.append(fig)))
+            monkeypatch.setattr(loaded, "save", lambda fig, png, cube: (plots.check_panels(fig), figures.append(fig)))
     return figures
 
 

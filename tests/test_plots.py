@@ -2,11 +2,14 @@
 variant named after its sweep value, GPT-2's ``hidden_64``, is coloured by its sweep's ordered palette instead)."""
 
 import pytest
+import xarray as xr
 from conftest import REPO
 
 from iclab.config import load
 from iclab.plan import build_plan
 from iclab.plots import LEARNER_LABELS, learner_colours
+
+NO_SEEDS = xr.Dataset()  # a cube without a seed dimension: no one-seed note
 
 
 @pytest.mark.parametrize("config", ["config.yaml", "config/paper.yaml", "tests/data/tiny.yaml"])
@@ -61,21 +64,21 @@ def test_save_refuses_a_legend_entry_its_panel_does_not_draw_and_a_legend_over_d
 
     fig, ax = panel()
     ax.legend(handles=[Line2D([], [], color="C0", label="a proxy of the drawn line")], loc="upper left")
-    save(fig, tmp_path / "good.png")
+    save(fig, tmp_path / "good.png", NO_SEEDS)
     fig, ax = panel()
     ax.legend(handles=[*ax.lines, Line2D([], [], color="C3", label="least squares")], loc="upper left")
     with pytest.raises(ValueError, match="legend entry 'least squares' is drawn nowhere in its panel"):
-        save(fig, tmp_path / "bad.png")
+        save(fig, tmp_path / "bad.png", NO_SEEDS)
     fig, ax = panel()
     ax.plot([0, 10], [4, 0], color="C0")  # one segment across the panel: its two points lie outside the box
     ax.legend(loc="center")
     with pytest.raises(ValueError, match="a legend box covers data"):
-        save(fig, tmp_path / "bad.png")
+        save(fig, tmp_path / "bad.png", NO_SEEDS)
     fig, ax = panel()
     ax.fill_between([0, 10], [1.5, 1.5], [3.9, 3.9], color="C0", alpha=0.2)  # a band whose outline holds the box
     ax.legend(loc="center")
     with pytest.raises(ValueError, match="a legend box covers data"):
-        save(fig, tmp_path / "bad.png")
+        save(fig, tmp_path / "bad.png", NO_SEEDS)
     assert not (tmp_path / "bad.png").exists()
 
 
@@ -88,10 +91,10 @@ def test_save_refuses_text_under_nine_pixels_at_the_gallery_width_naming_the_wid
     fig, ax = plt.subplots(figsize=(40, 4))  # 11 pt at 150 dpi, the ~31 tight inches shrunk to 1400 px: ~7 px
     ax.plot([0, 1], [0, 1])
     with pytest.raises(ValueError, match=r"text of 11 pt is \d\.\d px at the gallery's 1400 px: .* at most 23\.8 in"):
-        save(fig, tmp_path / "wide.png")
+        save(fig, tmp_path / "wide.png", NO_SEEDS)
     fig, ax = plt.subplots(figsize=(20, 4))
     ax.plot([0, 1], [0, 1])
-    save(fig, tmp_path / "narrower.png")
+    save(fig, tmp_path / "narrower.png", NO_SEEDS)
 
 
 def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_writes_nothing(tmp_path):
@@ -105,16 +108,16 @@ def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_wri
     ax.legend()
     ax.set_title("a title")
     assert {text.get_fontsize() for text in fig.findobj(plt.Text) if text.get_text()} == {TEXT_SIZE}
-    save(fig, tmp_path / "good.png")
+    save(fig, tmp_path / "good.png", NO_SEEDS)
     assert (tmp_path / "good.png").stat().st_size > 0 and (tmp_path / "good.pdf").stat().st_size > 0
     fig, ax = plt.subplots()
     ax.text(0.5, 0.5, "a note", fontsize=7)
     with pytest.raises(ValueError, match="text 'a note' at 7 pt: every figure's text is 11 pt"):
-        save(fig, tmp_path / "bad.png")
+        save(fig, tmp_path / "bad.png", NO_SEEDS)
     fig, ax = plt.subplots()
     ax.set_title("rank_deficient_psi")
     with pytest.raises(ValueError, match="text 'rank_deficient_psi': a config key or raw TeX on a figure"):
-        save(fig, tmp_path / "bad.png")
+        save(fig, tmp_path / "bad.png", NO_SEEDS)
     assert not (tmp_path / "bad.png").exists()
 
 
@@ -126,7 +129,7 @@ def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(t
     import numpy as np
     import seaborn as sns
 
-    from iclab.plots import save, theme
+    from iclab.plots import declare_flat, save, theme
 
     theme()
     nan = np.full(3, np.nan)
@@ -141,7 +144,7 @@ def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(t
     legend.axis("off")
     blank = r"blank panels \['all NaN', 'panel 3', 'panel 4', 'panel 5', 'panel 6', 'panel 7'\]"
     with pytest.raises(ValueError, match=blank):
-        save(fig, tmp_path / "blank.png")
+        save(fig, tmp_path / "blank.png", NO_SEEDS)
     assert not any(tmp_path.iterdir())
     fig, (line, band, image, heatmap, scatter, legend) = plt.subplots(1, 6)
     line.plot([0, 1, 2], [np.nan, 1.0, np.nan])
@@ -150,5 +153,113 @@ def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(t
     sns.heatmap(np.array([[np.nan, 1.0]]), ax=heatmap)
     scatter.scatter([0.0, np.nan], [1.0, 1.0])
     legend.axis("off")
-    save(fig, tmp_path / "good.png")
+    for one_value in (line, scatter):
+        declare_flat(one_value, "one finite value: this test's point")
+    save(fig, tmp_path / "good.png", NO_SEEDS)
     assert (tmp_path / "good.png").stat().st_size > 0
+
+
+def test_a_flat_panel_is_refused_unless_declared_and_panels_sharing_an_axis_count_together(tmp_path):
+    """A constant line on its own axis spans 0 of it (refused, named); declared flat with a reason it passes; on a
+    y-axis shared with a panel whose data vary, the two panels' data together fill the axis; a log axis's minor
+    ticks (2–9 a decade) set its spacing, so data over 80% of a 1-decade axis are not flat."""
+    import matplotlib.pyplot as plt
+
+    from iclab.plots import LayoutProblem, declare_flat, save, theme
+
+    theme()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [0.0, 0.0, 0.0])
+    ax.set_title("drift")
+    with pytest.raises(LayoutProblem, match=r"panel 'drift': its data span 0% of the axis, less than one tick's"):
+        save(fig, tmp_path / "flat.png", NO_SEEDS)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [0.0, 0.0, 0.0])
+    declare_flat(ax, "the drift is zero by Theorem 6.3's invariant")
+    save(fig, tmp_path / "declared.png", NO_SEEDS)
+    fig, (left, right) = plt.subplots(1, 2, sharey=True)
+    left.plot([0, 1], [4.0, 4.0])
+    right.plot([0, 1], [0.0, 16.0])
+    save(fig, tmp_path / "shared.png", NO_SEEDS)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1.2, 8.0])
+    ax.set_yscale("log")
+    save(fig, tmp_path / "log.png", NO_SEEDS)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [0.50, 0.51, 0.50])
+    ax.set_ylim(0, 1)  # ticks every 0.2: a span of 0.01 is less
+    with pytest.raises(LayoutProblem, match="its data span 1% of the axis"):
+        save(fig, tmp_path / "zoomed_out.png", NO_SEEDS)
+
+
+def test_twin_axes_need_a_reason(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from iclab.plots import LayoutProblem, save, theme, twin_axis
+
+    theme()
+    for reason in (None, "GD's steps grow by powers of 2, Newton's count by one"):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1, 2], [0, 1, 2])
+        ax.set_title("counts")
+        twin = ax.twinx() if reason is None else twin_axis(ax, reason)
+        twin.plot([0, 1, 2], [1, 4, 16], color="C1")
+        if reason is None:
+            with pytest.raises(LayoutProblem, match="panel 'counts' has a twin y-axis with no reason"):
+                save(fig, tmp_path / "twin.png", NO_SEEDS)
+        else:
+            save(fig, tmp_path / "twin.png", NO_SEEDS)
+
+
+def test_a_figure_of_one_seed_says_so_read_from_its_cube(tmp_path):
+    """The note is added below the figure where the cube's seed dimension has one entry, and not for three seeds or a
+    cube without seeds."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from iclab.plots import ONE_SEED_NOTE, save, theme
+
+    theme()
+    for seeds, noted in ((1, True), (3, False), (None, False)):
+        cube = xr.Dataset() if seeds is None else xr.Dataset({"risk": ("seed", np.ones(seeds))})
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1])
+        texts = []
+        fig.savefig = lambda *args, **kwargs: texts.extend(t.get_text() for t in fig.findobj(plt.Text))
+        save(fig, tmp_path / f"seeds{seeds}.png", cube)
+        assert (ONE_SEED_NOTE in texts) is noted, seeds
+
+
+def test_a_workflow_run_records_a_layout_problem_draws_the_figure_and_a_test_still_fails(tmp_path):
+    """Under recording_layout_problems a legend over data is written to the problems file, the figure still drawn;
+    a figure without problems writes an empty file; without it the same figure raises and writes nothing; a blank
+    panel (a data problem) raises either way."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from iclab.plots import LayoutProblem, recording_layout_problems, save, theme
+
+    theme()
+
+    def covered():
+        fig, ax = plt.subplots()
+        ax.plot([0, 10], [4, 0], label="a line")
+        ax.legend(loc="center")
+        return fig
+
+    with recording_layout_problems(tmp_path / "covered.layout.txt"):
+        save(covered(), tmp_path / "covered.png", NO_SEEDS)
+    assert (tmp_path / "covered.png").stat().st_size > 0
+    assert (tmp_path / "covered.layout.txt").read_text().startswith("covered: a legend box covers data of 'a panel'")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    with recording_layout_problems(tmp_path / "fine.layout.txt"):
+        save(fig, tmp_path / "fine.png", NO_SEEDS)
+    assert (tmp_path / "fine.layout.txt").read_text() == ""
+    with pytest.raises(LayoutProblem, match="a legend box covers data"):
+        save(covered(), tmp_path / "strict.png", NO_SEEDS)
+    assert not (tmp_path / "strict.png").exists()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [np.nan, np.nan])
+    with pytest.raises(ValueError, match="blank panels"), recording_layout_problems(tmp_path / "blank.layout.txt"):
+        save(fig, tmp_path / "blank.png", NO_SEEDS)

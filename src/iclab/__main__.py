@@ -368,11 +368,23 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 def cmd_figure(args: argparse.Namespace) -> None:
     from iclab.cubes import EXPERIMENT_KIND, read_cube
+    from iclab.plots import recording_layout_problems
     from iclab.experiments import product_function
 
     draw = product_function(args.name, "figure")
-    draw(read_cube(args.cube, kind=EXPERIMENT_KIND, experiment=args.name), args.out)
-    log.info("wrote %s and its .pdf", args.out)
+    cube = read_cube(args.cube, kind=EXPERIMENT_KIND, experiment=args.name)
+    if args.layout_problems is None:
+        draw(cube, args.out)
+        log.info("wrote %s and its .pdf", args.out)
+        return
+    with recording_layout_problems(args.layout_problems):
+        draw(cube, args.out)
+    problems = args.layout_problems.read_text()
+    if problems:
+        log.warning("wrote %s and its .pdf, with layout problems (listed in %s):\n%s", args.out,
+                    args.layout_problems, problems.rstrip())
+    else:
+        log.info("wrote %s and its .pdf (no layout problem)", args.out)
 
 
 def cmd_table(args: argparse.Namespace) -> None:
@@ -497,6 +509,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("name")
     s.add_argument("--cube", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True, help="the .png path; the .pdf goes beside it")
+    s.add_argument("--layout-problems", type=Path, help="draw the figure whatever its layout problems (a legend over "
+                   "data, a flat panel, …) and list them in this file (empty when none) instead of failing: a workflow "
+                   "run's figures")
     s.set_defaults(run=cmd_figure)
 
     s = sub.add_parser("table", help="write an experiment's table (.csv, .md, .tex) from its cube")

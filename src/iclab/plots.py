@@ -8,6 +8,8 @@ drawn explicitly: seaborn's bootstrap intervals over 2–3 seeds are not the int
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
@@ -19,7 +21,7 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
-from iclab.atomic import atomic_write
+from iclab.atomic import atomic_write, write_text
 from iclab.gallery import MAX_WIDTH as GALLERY_WIDTH
 from iclab.intervals import band
 
@@ -201,7 +203,7 @@ def values(mappable: matplotlib.cm.ScalarMappable) -> np.ndarray:
 def check_panels(fig: plt.Figure) -> None:
     """Every panel of ``fig`` (an axes with its axis on: a legend's or a note's are off; colour bars aside) draws
     finite data, else a ValueError naming the blank panels: a panel whose values are all NaN is not drawn empty."""
-    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
+    panels = panels_of(fig)
     blank = [ax.get_title() or f"panel {i + 1}" for i, ax in enumerate(panels) if not shows_finite_data(ax)]
     if blank:
         raise ValueError(f"blank panels {blank}: no finite value to draw (all NaN in the cube, or nothing plotted)")
@@ -210,7 +212,7 @@ def check_panels(fig: plt.Figure) -> None:
 def legends(fig: plt.Figure) -> list[tuple[matplotlib.legend.Legend, list[plt.Axes]]]:
     """Each legend of ``fig`` with the panels whose artists it lists: its own axes and their twins, or every panel
     for a figure's or one in a panel of its own (axis off)."""
-    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
+    panels = panels_of(fig)
     found = [(ax.get_legend(), twins(ax, panels) if ax.axison else panels)  # an axis-off panel: a legend's place
              for ax in fig.axes if ax.get_legend() is not None]
     return found + [(legend, panels) for legend in fig.legends]
@@ -283,7 +285,7 @@ def check_legends(fig: plt.Figure) -> None:
         drawn = set().union(*(styles_of(artist) for found in artists.values() for artist in found))
         for handle, text in zip(legend.legend_handles, legend.get_texts()):
             if handle is not None and not entry_drawn(handle, drawn):
-                raise ValueError(f"legend entry {text.get_text()!r} is drawn nowhere in its panel: list only what "
+                raise LayoutProblem(f"legend entry {text.get_text()!r} is drawn nowhere in its panel: list only what "
                                  f"the panel shows")
         box = legend.get_window_extent(renderer).shrunk(0.98, 0.98)
         for ax, found in artists.items():
@@ -291,7 +293,7 @@ def check_legends(fig: plt.Figure) -> None:
             for artist in found if inside is not None else []:
                 if overlaps(artist, inside):
                     label = ax.get_title() or ax.get_ylabel() or "a panel"
-                    raise ValueError(f"a legend box covers data of {label!r} ({artist.get_label() or artist}): "
+                    raise LayoutProblem(f"a legend box covers data of {label!r} ({artist.get_label() or artist}): "
                                      f"move it (loc=, bbox_to_anchor=) or outside the panels")
 
 
@@ -318,22 +320,137 @@ def check_pixels(fig: plt.Figure, dpi: float = DPI) -> None:
     pixels = smallest / 72 * dpi * shrink
     if pixels < MIN_TEXT_PIXELS:
         widest = smallest / 72 * GALLERY_WIDTH / MIN_TEXT_PIXELS  # inches
-        raise ValueError(f"text of {smallest:g} pt is {pixels:.1f} px at the gallery's {GALLERY_WIDTH} px: at least "
+        raise LayoutProblem(f"text of {smallest:g} pt is {pixels:.1f} px at the gallery's {GALLERY_WIDTH} px: at least "
                          f"{MIN_TEXT_PIXELS} px, so the figure is at most {widest:.1f} inches wide")
 
 
-def save(fig: plt.Figure, png: str | os.PathLike) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically, after check_text, check_panels, check_legends and
-    check_pixels."""
+class LayoutProblem(ValueError):
+    """A figure that draws its data but reads badly (a legend over data, text too small at the gallery's width, a
+    flat panel, twin axes without a reason): an error where the figures are tested; in a workflow run
+    (``recording_layout_problems``) written beside the figure, which is still drawn."""
+
+
+PROBLEMS: list[Path] = []  # where save records layout problems instead of raising them (recording_layout_problems)
+
+
+@contextmanager
+def recording_layout_problems(path: Path) -> Iterator[None]:
+    """Within it, ``save`` draws a figure whatever its layout problems and writes them to ``path`` (empty when none):
+    a workflow run logs them and goes on to the claims table (the Snakefile's closing summary lists them)."""
+    PROBLEMS.append(Path(path))
+    try:
+        yield
+    finally:
+        PROBLEMS.pop()
+
+
+FLAT_REASON = "_iclab_flat_reason"  # an axes attribute: why a panel's data may be flat (declare_flat)
+TWIN_REASON = "_iclab_twin_reason"
+
+
+def declare_flat(ax: plt.Axes, reason: str) -> None:
+    """Let ``ax`` draw data that span less than its ticks' spacing: ``reason`` says why the flat line is the point."""
+    setattr(ax, FLAT_REASON, reason)
+
+
+def twin_axis(ax: plt.Axes, reason: str) -> plt.Axes:
+    """``ax.twinx()`` with the reason a second y-axis is needed (two units on one x); save refuses a twin without."""
+    twin = ax.twinx()
+    setattr(twin, TWIN_REASON, reason)
+    return twin
+
+
+def data_span(axes: list[plt.Axes]) -> float | None:
+    """The height of the data of ``axes`` (panels sharing one y-axis: every line, band, marker and bar together) as a
+    fraction of that axis, or None for panels of images, heatmaps or nothing."""
+    if any(ax.images or any(isinstance(c, matplotlib.collections.QuadMesh) for c in ax.collections) for ax in axes):
+        return None
+    fractions = [ax.transAxes.inverted().transform(artist_points(artist))[:, 1]
+                 for ax in axes for artist in data_artists(ax)]
+    if not fractions:
+        return None
+    y = np.concatenate(fractions)
+    return float(y.max() - y.min())
+
+
+def tick_spacing(ax: plt.Axes) -> float:
+    """The smallest gap between the y-axis's ticks (major and minor: a log axis's 2–9) inside the panel, as a
+    fraction of its height (1 with fewer than two)."""
+    low, high = sorted(ax.get_ylim())
+    ticks = np.unique([t for t in [*ax.yaxis.get_majorticklocs(), *ax.yaxis.get_minorticklocs()] if low <= t <= high])
+    if len(ticks) < 2:
+        return 1.0
+    fractions = ax.transAxes.inverted().transform(ax.transData.transform(np.c_[np.zeros_like(ticks), ticks]))[:, 1]
+    return float(np.diff(np.sort(fractions)).min())
+
+
+def check_flat_panels(fig: plt.Figure) -> None:
+    """No panel whose data span less than its y-axis's tick spacing (a flat line on a zoomed axis reads as an effect,
+    or as nothing), the data of the panels that share its y-axis counted together, unless the figure declared it
+    flat with a reason (``declare_flat``), else a LayoutProblem naming it."""
+    for ax in panels_of(fig):
+        shared = [ax] + [other for other in panels_of(fig) if other is not ax and ax.get_shared_y_axes().joined(ax, other)]
+        span = data_span(shared)
+        if span is not None and span < tick_spacing(ax) and not getattr(ax, FLAT_REASON, None):
+            raise LayoutProblem(f"panel {ax.get_title() or ax.get_ylabel() or 'untitled'!r}: its data span "
+                                f"{span:.0%} of the axis, less than one tick's spacing: drop the panel, say it in the "
+                                "caption, or plots.declare_flat(ax, reason)")
+
+
+def check_twins(fig: plt.Figure) -> None:
+    """Every twin axis made by ``twin_axis`` with its reason, else a LayoutProblem: two y scales over one panel can
+    make any two lines overlap."""
+    panels = panels_of(fig)
+    for ax in panels:
+        others = twins(ax, panels)[1:]
+        if others and not any(getattr(other, TWIN_REASON, None) for other in [ax, *others]):
+            raise LayoutProblem(f"panel {ax.get_title() or ax.get_ylabel() or 'untitled'!r} has a twin y-axis with no "
+                                "reason: plots.twin_axis(ax, reason), or two panels")
+
+
+def panels_of(fig: plt.Figure) -> list[plt.Axes]:
+    """The figure's data panels: axes with their axis on (a legend's or a note's are off), colour bars aside."""
+    return [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
+
+
+ONE_SEED_NOTE = "One training seed: no seed-to-seed spread is drawn; a band, where drawn, is the evaluation prompts' error only."
+
+
+def note_one_seed(fig: plt.Figure, cube: xr.Dataset) -> None:
+    """Below a figure drawn from a cube of one training seed, ``ONE_SEED_NOTE`` (the seed count read from the cube):
+    its bands then hold no seed-to-seed spread, and the reader must know."""
+    if cube.sizes.get("seed") != 1:
+        return
+    renderer = fig.canvas.get_renderer()
+    bottom = fig.get_tightbbox(renderer).y0 / fig.get_figheight()  # figure fraction below every drawn thing
+    fig.text(0.5, bottom - 0.02, ONE_SEED_NOTE, ha="center", va="top", fontsize=TEXT_SIZE)
+
+
+LAYOUT_CHECKS = (check_legends, check_pixels, check_flat_panels, check_twins)  # a workflow run records these
+
+
+def save(fig: plt.Figure, png: str | os.PathLike, cube: xr.Dataset) -> None:
+    """Write ``png`` and the .pdf beside it, each atomically, from ``cube``'s figure: check_text and check_panels
+    (errors always), the one-seed note where ``cube`` has one seed, then the layout checks (``LAYOUT_CHECKS``), whose
+    problems are errors unless ``recording_layout_problems`` is on."""
     check_text(fig)
     check_panels(fig)
     fig.canvas.draw()  # the layout the checks below measure
-    check_legends(fig)
-    check_pixels(fig)
+    note_one_seed(fig, cube)
+    problems = []
+    for check in LAYOUT_CHECKS:
+        try:
+            check(fig)
+        except LayoutProblem as problem:
+            if not PROBLEMS:
+                raise
+            problems.append(f"{Path(png).stem}: {problem}")
     png = Path(png)
     for path in (png, png.with_suffix(".pdf")):
         atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=DPI, bbox_inches="tight"))
     plt.close(fig)
+    if PROBLEMS:
+        write_text(PROBLEMS[-1], "".join(f"{problem}\n" for problem in problems))
 
 
 def log_positions(m_max: int, count: int = 25) -> np.ndarray:

@@ -17,6 +17,7 @@ rule figure:
             labels={"experiment": "{experiment}"},
         ),
         pdf=res("figures/{experiment}.pdf"),
+        problems=res("figures/{experiment}.layout.txt"),
     log:
         res("logs/figure/{experiment}.log"),
     benchmark:
@@ -29,7 +30,8 @@ rule figure:
     conda:
         ENV
     shell:
-        "python -m iclab figure {wildcards.experiment} --cube {input.cube} --out {output.png} > {log} 2>&1"
+        "python -m iclab figure {wildcards.experiment} --cube {input.cube} --out {output.png}"
+        " --layout-problems {output.problems} > {log} 2>&1"
 
 
 rule table:
@@ -148,3 +150,24 @@ if not SMOKE:
         shell:
             "python -m iclab gallery --figures {input.figures} --cubes {input.cubes} --config {params.config:q}"
             " --config-files {params.config_files:q} --claims {input.claims} --out-dir docs/gallery > {log} 2>&1"
+
+
+def layout_problems():
+    """The closing summary's list: every figure of this run drawn with layout problems (its .layout.txt, written by
+    the figure rule), so that a run that went on past them says so at its end."""
+    found = []
+    for name in CONFIG["experiments"]:
+        path = res(f"figures/{name}.layout.txt")
+        if os.path.isfile(path) and open(path).read().strip():
+            found.append(open(path).read().strip())
+    if found:
+        print(f"iclab: {len(found)} figure(s) drawn with layout problems (each figure's .layout.txt; the tests make "
+              "them errors):\n" + "\n".join(found), file=sys.stderr)
+
+
+onsuccess:
+    layout_problems()
+
+
+onerror:
+    layout_problems()

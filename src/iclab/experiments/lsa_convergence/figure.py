@@ -63,4 +63,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     axes[1, 0].legend(loc="upper left")
     fig.suptitle("LSA trained from the balanced initialisation converges to Γ⁻¹, along the ODE")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

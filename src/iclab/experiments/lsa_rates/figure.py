@@ -67,4 +67,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     right.legend()
     fig.suptitle("Trained LSA: error ≈ (M-term)/M + (N-term)/N²")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

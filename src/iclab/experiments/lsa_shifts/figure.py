@@ -145,4 +145,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_title(title)
     fig.suptitle("Trained LSA under distribution shift: task and query shifts tolerated, covariate shift not")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

@@ -61,4 +61,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     fig.suptitle(f"Optimal GD-β against Bayes (d = {d}, tr(HΨ) = {signal:g}, H = I; SNR = tr(HΨ)/σ²)")
     fig.legend(*excess.get_legend_handles_labels(), loc="lower center", ncol=4, frameon=False)  # (a)'s, off the data
     fig.tight_layout(rect=(0, 0.13, 1, 1))
-    save(fig, png)
+    save(fig, png, cube)

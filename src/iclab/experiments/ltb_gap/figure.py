@@ -106,4 +106,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     title = "Shared signal: even the best LSA falls behind GD-β as ‖β*‖ grows; LTB matches the optimal GD-β"
     grid.figure.suptitle(title)
     grid.tight_layout(rect=(0, 0.17, 1, 1))
-    save(grid.figure, png)
+    save(grid.figure, png, cube)

@@ -42,4 +42,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.figure.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
     grid.figure.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
     grid.tight_layout(rect=(0, 0.08, 1, 1))
-    save(grid.figure, png)
+    save(grid.figure, png, cube)

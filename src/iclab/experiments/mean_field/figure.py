@@ -104,4 +104,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     fig.legend(list(keys.values()), list(keys), loc="lower center", ncol=2, frameon=False)
     fig.suptitle("Mean-field transformer (Kim & Suzuki 2024): global convergence, misalignment, nonlinear tasks")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
-    save(fig, png)
+    save(fig, png, cube)

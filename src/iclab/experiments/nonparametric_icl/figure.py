@@ -13,7 +13,7 @@ import xarray as xr
 
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme
+from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme, twin_axis
 
 
 def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
@@ -89,7 +89,8 @@ def coverage_panel(ax, cube: xr.Dataset) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("pretraining tasks T")
     ax.set_ylabel("Σλⱼ‖P⊥fⱼ‖² / Σλⱼ", color="tab:green")
-    twin = ax.twinx()
+    twin = twin_axis(ax, "two measures of one span in two units (a share of variance, an angle in degrees); "
+                          "neither scale is fitted to the other (the angle's axis is 0–90° always)")
     mean, lo, hi = band(cube.principal_angle.transpose("pretraining_tasks", "seed").values)
     twin.plot(t, mean, "s--", color="tab:purple", label="largest principal angle (right axis)")
     twin.fill_between(t, lo, hi, color="tab:purple", alpha=0.15, linewidth=0)
@@ -109,6 +110,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     legend.axis("off")
     memorisation_panel(axes[1, 0], cube)
     coverage_panel(axes[1, 1], cube)
-    fig.suptitle("Nonparametric ICL (Kim, Nakamaki, Suzuki 2024): pretraining learns the basis; rates in n and T")
+    fig.suptitle("Nonparametric ICL (Kim, Nakamaki, Suzuki 2024): risk against n and against the pretraining tasks T, "
+                 "and how well the pretrained features span the basis")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

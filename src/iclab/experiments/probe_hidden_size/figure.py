@@ -57,4 +57,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     summary.legend()
     fig.suptitle(f"Hidden size must grow with d (d = {d}; dotted: d examples)")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

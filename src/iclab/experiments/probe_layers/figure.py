@@ -63,7 +63,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_ylabel("squared error / d")
     fig.suptitle(f"Per-layer probes against Newton and GD (d = {d}; dotted: d examples)")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)
 
 
 def draw_probes(ax: plt.Axes, model: xr.Dataset, d: int) -> int:

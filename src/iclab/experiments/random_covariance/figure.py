@@ -77,4 +77,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_title(title)
     fig.suptitle(f"LSA trained on random covariances (N = {n}): a fixed K, not the prompt's Λ⁻¹")
     fig.tight_layout()
-    save(fig, png)
+    save(fig, png, cube)

@@ -135,4 +135,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         title += f"\npretrained models: mean over {cube.seed.size} training seeds, each seed a thin line (no band)"
     grid.figure.suptitle(title)
     grid.tight_layout()
-    save(grid.figure, png)
+    save(grid.figure, png, cube)

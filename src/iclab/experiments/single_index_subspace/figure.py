@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 
-from iclab.plots import colours, lines_with_bands, save, theme
+from iclab.plots import colours, declare_flat, lines_with_bands, save, theme
 
 
 def seed_range(values: xr.DataArray) -> pd.DataFrame:
@@ -43,6 +43,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         ax.set_title(title)
     handles, labels = axes[0].get_legend_handles_labels()  # the same d in both panels: one key, below them, off the
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.01), frameon=False)
-    fig.suptitle(f"Stage 1: one gradient step moves the MLP rows into the r = {r} subspace; larger d needs more T₁")
+    declare_flat(axes[0], "cosines on their whole range 0–1: how near 1 they come is what the panel shows")
+    fig.suptitle(f"Stage 1 of the two-stage transformer: how well one gradient step's MLP rows find the r = {r} "
+                 "subspace V, against T₁ and d")
     fig.tight_layout(rect=(0, 0.07, 1, 1))  # data wherever the seeds put it (a legend inside covered it at look 2)
-    save(fig, png)
+    save(fig, png, cube)

@@ -84,4 +84,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.figure.legend(list(keys.values()), list(keys), loc="lower center", ncol=4, frameon=False)
     grid.figure.suptitle(f"GPT-2 under covariate shift (training length N = {n}, grey line); 95% bands over seeds")
     grid.tight_layout(rect=(0, 0.07, 1, 1))
-    save(grid.figure, png)
+    save(grid.figure, png, cube)
