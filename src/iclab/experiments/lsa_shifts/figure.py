@@ -1,11 +1,12 @@
 """Figure ``lsa_shifts`` (Zhang, Frei, Bartlett 2024, §5): the trained LSA under distribution shift.
 
-(a) Error at M = N (the training length) against the covariate scale c (x → c·x): trained LSA and,
-when configured, GPT-2 (95% bands over seeds, multiplicative on the log axis) and the LSA's exact limit error
-(theory); the noiseless baselines are exact, below the axis.
-(b) The LSA's gain E[ŷy]/E[y²] against c: the c² law, with the fitted exponent. (c) Error against M for
-the unshifted test and the task shifts (noisy, ReLU labels), the condition as marker and dashes, colour the
-learner as in every panel: tolerated, on the theory curves (GPT-2's mean at M ≤ N). (d) Query shifts at M = N.
+Top: (a) error at M = N (the training length) against the covariate scale c (x → c·x): trained LSA and, when
+configured, GPT-2 (95% bands over seeds, multiplicative on the log axis) and the LSA's exact limit error (theory);
+the noiseless baselines are exact, below the axis. (b) Query shifts at M = N. Bottom: error against M, one panel per
+task condition (no shift, noisy labels, ReLU labels) on one shared axis, colour the learner as in every panel: the
+trained LSA (band), GPT-2 at M ≤ N, Theorem 5's curve, least squares (its peak near M = d above the axis, as the panel
+says). The LSA's prediction gain E[ŷy]/E[y²] grows as c² by its limit's closed form, an identity rather than a
+finding: its fitted exponent is a line of the title, not a panel.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from iclab.plots import (
 
 TRAINED = ("lsa", "gpt2")
 COLOURS = learner_colours([*TRAINED, "ols"])  # each learner's colour in every panel and figure
-CONDITION_STYLES = (("o", "-"), ("s", "--"), ("^", "-."))  # (c): each task condition's marker and dashes
-CLIP = 30.0  # panel (c)'s top: this many times the highest LSA or theory error (least squares peaks far above at M ≈ d)
+CLIP = 30.0  # the task panels' top: this many times their highest LSA or theory error (least squares peaks far
+# above it at M ≈ d)
 
 
 def unshifted(cube: xr.Dataset) -> list[str]:
@@ -35,85 +36,82 @@ def unshifted(cube: xr.Dataset) -> list[str]:
 
 
 def shown_name(cube: xr.Dataset, condition: str) -> str:
-    return "no shift" if condition in unshifted(cube) else condition
+    return "no shift" if condition in unshifted(cube) else condition.replace("relu", "ReLU")
 
 
 def trained_learners(cube: xr.Dataset) -> list[str]:
     return [name for name in TRAINED if name in cube.learner.values]
 
 
-def covariate_panels(cube: xr.Dataset, ax_err: plt.Axes, ax_gain: plt.Axes) -> None:
-    """(a) error at M = N against c, (b) the LSA's gain against c."""
+def covariate_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
+    """(a) error at M = N against c."""
     n = int(cube.train_n.max())
-    scales = cube.covariate_scale.values
-    rows = [i for i, c in enumerate(scales) if np.isfinite(c)]
-    conds, cs = cube.condition.values[rows], scales[rows]
-    order = np.argsort(cs)
-    conds, cs = conds[order], cs[order]
+    conds, cs = covariate_conditions(cube)
     at_n = cube.risk.sel(condition=conds, position=n)  # (condition, learner, seed)
     sem_n = cube.risk_sem.sel(condition=conds, position=n)
     for name in trained_learners(cube):
         errors = seed_bands(at_n.sel(learner=name), sem_n.sel(learner=name), log=True)  # (condition) rows
-        ax_err.semilogy(cs, errors["mean"], "o-", color=COLOURS[name], label=LEARNER_LABELS[name])
-        ax_err.fill_between(cs, errors.low, errors.high, color=COLOURS[name], alpha=0.25, linewidth=0)
-    ax_err.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
-    ax_err.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis: not drawn
-    ax_err.text(0.98, 0.04, "least squares, ridge, Bayes: error < 1e-12 (noiseless, exact for M ≥ d)",
-                transform=ax_err.transAxes, ha="right")
-    ax_err.set_xlabel("covariate scale c (test x → c·x)")
-    ax_err.set_ylabel(f"error at M = N = {n}")
-    ax_err.legend()
-    gains = seed_bands(cube.lsa_gain.sel(condition=conds))
-    gains["c"] = cs
-    lines_with_bands(gains, x="c", ax=ax_gain, marker="o", linestyle="none", label="trained LSA: E[ŷy]/E[y²]",
-                     alpha=0.25)
-    mean = gains["mean"].to_numpy()
-    ax_gain.loglog(cs, cube.theory_gain.sel(condition=conds), "k-", label="theory c²·tr(ΛΓ⁻¹Λ)/tr Λ")
-    ax_gain.text(0.02, 0.9, f"fitted exponent {loglog_slope(cs, mean):.3f} (theory 2)", transform=ax_gain.transAxes)
-    ax_gain.set_xlabel("covariate scale c")
-    ax_gain.set_ylabel("prediction gain")
-    ax_gain.legend(loc="lower right")
+        ax.semilogy(cs, errors["mean"], "o-", color=COLOURS[name], label=LEARNER_LABELS[name])
+        ax.fill_between(cs, errors.low, errors.high, color=COLOURS[name], alpha=0.25, linewidth=0)
+    ax.semilogy(cs, cube.theory_error.sel(condition=conds, position=n), "k-", label="LSA limit Γ⁻¹ (theory)")
+    ax.set_ylim(bottom=1e-3)  # noiseless: the baselines are exact (error ~1e-16), below the axis: not drawn
+    ax.text(0.98, 0.04, "least squares, ridge, Bayes: error < 1e-12 (noiseless, exact for M ≥ d)",
+            transform=ax.transAxes, ha="right")
+    ax.set_xlabel("covariate scale c (test x → c·x)")
+    ax.set_ylabel(f"error at M = N = {n}")
+    ax.legend()
 
 
-def task_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
-    """(c) error against M per task shift: colour is the learner, as in every panel; the condition is the marker
-    (measured) and the dashes (theory, least squares)."""
+def covariate_conditions(cube: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The covariate-scaling conditions and their c, in increasing c."""
+    scales = cube.covariate_scale.values
+    rows = [i for i, c in enumerate(scales) if np.isfinite(c)]
+    order = np.argsort(scales[rows])
+    return cube.condition.values[rows][order], scales[rows][order]
+
+
+def gain_exponent(cube: xr.Dataset) -> str:
+    """The title's line on the c² law: the trained LSA's gain's fitted exponent in c (theory 2)."""
+    conds, cs = covariate_conditions(cube)
+    gain = cube.lsa_gain.sel(condition=conds).mean("seed").values
+    return (f"the LSA's gain E[ŷy]/E[y²] against c: fitted exponent {loglog_slope(cs, gain):.3f} (its limit's closed "
+            "form gives c², an identity)")
+
+
+def task_shift_panels(cube: xr.Dataset, axes: list[plt.Axes]) -> None:
+    """Error against M, one panel per task condition (shared axis): the LSA's band, GPT-2 at M ≤ N, Theorem 5's curve,
+    least squares; the axis clipped at CLIP × the highest LSA or theory error, as each panel says."""
     names = unshifted(cube) + [c for c in TASK_SHIFTS if c in cube.condition.values]
     n = int(cube.train_n.max())
-    highest, ols_peak = 0.0, 0.0
-    for (marker, dashes), name in zip(CONDITION_STYLES, names):
+    highest, peaks = 0.0, []
+    for ax, name in zip(axes, names):
         at = cube.sel(condition=name)
         m_max = int(at.risk.dropna("position", how="all").position.max())
         ms = log_positions(m_max, 18)
         lsa = seed_bands(*(v.sel(learner="lsa", position=ms) for v in (at.risk, at.risk_sem)), log=True)
-        ax.loglog(ms, lsa["mean"], marker, color=COLOURS["lsa"], markersize=5, linestyle="none")
-        ax.fill_between(ms, lsa.low, lsa.high, color=COLOURS["lsa"], alpha=0.12, linewidth=0)
+        ax.loglog(ms, lsa["mean"], "o", color=COLOURS["lsa"], markersize=5, label=LEARNER_LABELS["lsa"])
+        ax.fill_between(ms, lsa.low, lsa.high, color=COLOURS["lsa"], alpha=0.2, linewidth=0)
         if "gpt2" in cube.learner.values:  # only at the lengths GPT-2 was trained on
             within = [m for m in ms if m <= n]
             gpt2 = at.risk.sel(learner="gpt2", position=within).mean("seed")
-            ax.loglog(within, gpt2, marker, color=COLOURS["gpt2"], markersize=5, linestyle="none")
+            ax.loglog(within, gpt2, "s", color=COLOURS["gpt2"], markersize=5,
+                      label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}")
         every = np.arange(1, m_max + 1)
-        ax.loglog(every, at.theory_error.sel(position=every), dashes, color="k", linewidth=1.2)
+        ax.loglog(every, at.theory_error.sel(position=every), "-", color="k", linewidth=1.2,
+                  label="LSA theory (Theorem 5)")
         highest = max(highest, float(lsa.high.max()), float(at.theory_error.sel(position=every).max()))
+        peaks.append(0.0)
         if "ols" in cube.learner.values:
             ols = at.risk.sel(learner="ols", position=ms).isel(seed=0)
-            ax.loglog(ms, ols, dashes, color=COLOURS["ols"], linewidth=0.9)
-            ols_peak = max(ols_peak, float(ols.max()))
-    ax.set_ylim(1e-2, CLIP * highest)
-    clipped = f"axis clipped: least squares peaks at {ols_peak:.1e} near M = d" if ols_peak > CLIP * highest else None
-    ax.set_xlabel("test prompt length M")
-    ax.set_ylabel("error")
-    conditions = [Line2D([], [], color="0.3", marker=marker, linestyle=dashes, label=shown_name(cube, name))
-                  for (marker, dashes), name in zip(CONDITION_STYLES, names)]
-    learners = [Line2D([], [], color=COLOURS["lsa"], marker="o", linestyle="none", label=LEARNER_LABELS["lsa"])]
-    if "gpt2" in cube.learner.values:
-        learners.append(Line2D([], [], color=COLOURS["gpt2"], marker="o", linestyle="none",
-                               label=f"{LEARNER_LABELS['gpt2']}, M ≤ N = {n}"))
-    learners.append(Line2D([], [], color="k", label="LSA theory (Theorem 5)"))
-    if "ols" in cube.learner.values:
-        learners.append(Line2D([], [], color=COLOURS["ols"], label="least squares (noiseless: exact for M ≥ d)"))
-    ax.legend(handles=conditions + learners, title=clipped, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
-              frameon=False)  # off the data
+            ax.loglog(ms, ols, "--", color=COLOURS["ols"], linewidth=1.0,
+                      label="least squares (exact for M ≥ d without label noise)")
+            peaks[-1] = float(ols.max())
+    for letter, ax, name, peak in zip("cde", axes, names, peaks):
+        ax.set_ylim(1e-2, CLIP * highest)
+        above = f"\nleast squares peaks at {peak:.0e} near M = d, above the axis" if peak > CLIP * highest else ""
+        ax.set(xlabel="test prompt length M", title=f"({letter}) {shown_name(cube, name)}{above}")
+    axes[0].set_ylabel("error")
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)  # off the data
 
 
 def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
@@ -136,13 +134,19 @@ def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    fig, axes = plt.subplots(2, 2, figsize=(14.0, 12.0))
-    covariate_panels(cube, axes[0, 0], axes[0, 1])
-    task_shift_panel(cube, axes[1, 0])
-    query_shift_panel(cube, axes[1, 1])
-    titles = ("(a) covariate shift", "(b) the c² law", "(c) no shift and task shifts, against M", "(d) query shift")
-    for ax, title in zip(axes.flat, titles):
-        ax.set_title(title)
-    fig.suptitle("Trained LSA under distribution shift: task and query shifts tolerated, covariate shift not")
+    fig = plt.figure(figsize=(16.0, 11.5))
+    grid = fig.add_gridspec(2, 6)
+    covariate, query = fig.add_subplot(grid[0, :3]), fig.add_subplot(grid[0, 3:])
+    tasks = [fig.add_subplot(grid[1, 2 * i : 2 * i + 2]) for i in range(3)]
+    for ax in tasks[1:]:
+        ax.sharey(tasks[0])
+    covariate_panel(cube, covariate)
+    query_shift_panel(cube, query)
+    task_shift_panels(cube, tasks)
+    covariate.set_title("(a) covariate shift")
+    query.set_title("(b) query shift")
+    seeds = cube.sizes["seed"]
+    fig.suptitle(f"Trained LSA under distribution shift: covariate, query and task shifts ({seeds} "
+                 f"seed{'s' if seeds > 1 else ''})\n{gain_exponent(cube)}")
     fig.tight_layout()
     save(fig, png, cube)
