@@ -228,6 +228,9 @@ def captured(monkeypatch) -> list[plt.Figure]:
     for loaded in list(sys.modules.values()):
         if loaded is not plots and getattr(loaded, "save", None) is plots.save:
             monkeypatch.setattr(loaded, "save", lambda fig, png, cube: (plots.check_panels(fig), figures.append(fig)))
+    # single_index's panel of claims draws the claims table's intervals (tests/test_claims.py's), not a seed aggregate:
+    # on a cube whose seeds all hold one value the table refuses to judge (one model repeated)
+    monkeypatch.setattr(sys.modules["iclab.experiments.single_index.figure"], "d_claims", lambda fig, cube: None)
     return figures
 
 

@@ -1,6 +1,7 @@
 """Figure conventions (iclab.plots): one colour per learner in every figure, distinct within a figure (a model
 variant named after its sweep value, GPT-2's ``hidden_64``, is coloured by its sweep's ordered palette instead)."""
 
+import numpy as np
 import pytest
 import xarray as xr
 from conftest import REPO
@@ -263,3 +264,30 @@ def test_a_workflow_run_records_a_layout_problem_draws_the_figure_and_a_test_sti
     ax.plot([0, 1], [np.nan, np.nan])
     with pytest.raises(ValueError, match="blank panels"), recording_layout_problems(tmp_path / "blank.layout.txt"):
         save(fig, tmp_path / "blank.png", NO_SEEDS)
+
+
+def test_claim_intervals_draws_each_rows_interval_its_prompts_part_and_region_by_hand():
+    """A ≈ row with seeds 0.1, 0.3 (mean 0.2, seed s.e. 0.1) and prompt s.e. 0.05 at look 1 (96%): the thick bar is
+    0.2 ± hypot(t₁·0.1, z·0.05) with t₁ = 15.89 (one degree of freedom), z = 2.054, the thin one 0.2 ± z·0.05, the
+    grey region ±0.25 (the margin); a > row gets a dashed line at its margin, and each label carries the verdict."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+
+    from iclab.claims import Claim, Estimate, exact
+    from iclab.plots import claim_intervals
+
+    measured = Estimate((0.1, 0.3), mc_se=0.05, trained=True)
+    near = Claim("near", "hand", measured, "≈", exact(0.0), "hand", 0.25, "hand")
+    above = Claim("above", "hand", measured, ">", exact(0.0), "hand", 0.05, "hand")
+    fig, ax = plt.subplots()
+    claim_intervals(ax, [near, above], ["a", "b"])
+    t, z = 15.8945, 2.05375
+    thick = np.hypot(t * 0.1, z * 0.05)
+    lines = [line.get_xdata() for line in ax.get_lines()]
+    np.testing.assert_allclose(lines[0], [0.2 - thick, 0.2 + thick], rtol=1e-4)
+    np.testing.assert_allclose(lines[1], [0.2 - z * 0.05, 0.2 + z * 0.05], rtol=1e-4)
+    region = [c for c in ax.collections if isinstance(c, PolyCollection)][0].get_paths()[0].vertices[:, 0]
+    assert (region.min(), region.max()) == (-0.25, 0.25)
+    assert [0.05, 0.05] in [list(line.get_xdata()) for line in ax.get_lines()]  # the > row's margin line
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["a: inconclusive", "b: inconclusive"]
+    plt.close(fig)

@@ -21,6 +21,7 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
+from iclab import intervals
 from iclab.atomic import atomic_write, write_text
 from iclab.gallery import MAX_WIDTH as GALLERY_WIDTH
 from iclab.intervals import band
@@ -451,6 +452,28 @@ def save(fig: plt.Figure, png: str | os.PathLike, cube: xr.Dataset) -> None:
     plt.close(fig)
     if PROBLEMS:
         write_text(PROBLEMS[-1], "".join(f"{problem}\n" for problem in problems))
+
+
+def claim_intervals(ax: plt.Axes, claims: list, labels: list[str]) -> None:
+    """Claims of the table (``iclab.claims.Claim``) as the table judges them: each row's difference (measured −
+    expected) with its interval at the row's level (thick: seeds and prompts; thin: the prompts' part alone), over the
+    region where the claim holds (grey: ±margin for ≈; the line at ±margin for < and >), the verdict beside the
+    label. A reader sees whether the interval is wide for lack of seeds or of prompts."""
+    for row, (claim, label) in enumerate(zip(claims, labels)):
+        difference = claim.difference
+        low, high = difference.interval(claim.level)
+        prompts = intervals.quantile(1, claim.level) * difference.prompt_se
+        ax.plot([low, high], [row, row], color="C0", linewidth=5, alpha=0.45, solid_capstyle="butt")
+        ax.plot([difference.value - prompts, difference.value + prompts], [row, row], color="C0", linewidth=1.5)
+        ax.plot([difference.value], [row], "o", color="C0")
+        if claim.relation == "≈":
+            ax.fill_betweenx([row - 0.4, row + 0.4], -claim.margin, claim.margin, color="0.8", linewidth=0)
+        elif claim.relation in "<>≤≥":
+            edge = claim.margin if claim.relation in ">≥" else -claim.margin
+            ax.plot([edge, edge], [row - 0.4, row + 0.4], color="0.3", linestyle="--")
+    ax.axvline(0.0, color="0.5", linewidth=0.8)
+    ax.set_yticks(range(len(claims)), [f"{label}: {claim.verdict}" for claim, label in zip(claims, labels)])
+    ax.set_ylim(len(claims) - 0.5, -0.5)
 
 
 def log_positions(m_max: int, count: int = 25) -> np.ndarray:

@@ -26,7 +26,8 @@ import xarray as xr
 from matplotlib.lines import Line2D
 
 from iclab.intervals import band, ratio_and_sem
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, theme
+from iclab.experiments.single_index.claims import claims
+from iclab.plots import LEARNER_LABELS, claim_intervals, colours, lines_with_bands, save, theme
 
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 
@@ -135,4 +136,29 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         title += f"\npretrained models: mean over {cube.seed.size} training seeds, each seed a thin line (no band)"
     grid.figure.suptitle(title)
     grid.tight_layout()
+    d_claims(grid.figure, cube)
     save(grid.figure, png, cube)
+
+
+CLAIMS_HEIGHT = 2.7  # inches added below the grid for the claims on d
+
+
+def d_claims(fig: plt.Figure, cube: xr.Dataset) -> None:
+    """Below the grid, the table's rows on d for the pretrained models ("does not depend on d"), as the claims table
+    judges them (``plots.claim_intervals``): the overlap of the curves in (a) is a result only if the interval lies in
+    the margin."""
+    rows = [claim for claim in claims(cube) if "does not depend on d" in claim.claim]
+    if not rows:
+        return
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + CLAIMS_HEIGHT)
+    for ax in fig.axes:  # the grid keeps its size, moved up
+        x0, y0, w, h = ax.get_position().bounds
+        ax.set_position([x0, (y0 * height + CLAIMS_HEIGHT) / (height + CLAIMS_HEIGHT), w, h * height / (height + CLAIMS_HEIGHT)])
+    ax = fig.add_axes([0.33, 0.2 / (height + CLAIMS_HEIGHT), 0.6, 1.5 / (height + CLAIMS_HEIGHT)])
+    claim_intervals(ax, rows, [claim.claim.split("'s risk")[0].removeprefix("the ") for claim in rows])
+    level = f"{rows[0].level:.0%}"
+    ax.set_xlabel(f"risk / zero's at d = {cube.d.values.max():g} minus at d = {cube.d.values.min():g}, last bin of n*: "
+                  f"{level} interval (thick: seeds and prompts; thin: prompts alone); grey: the margin")
+    ax.set_title("(c) the claims that the pretrained models' risk does not depend on d, as the claims table judges them")
+
