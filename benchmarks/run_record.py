@@ -62,7 +62,8 @@ def record(results: Path, config: Path | None, wall_s: float | None, note: str) 
     return {
         "note": note, "results": str(results),
         "wall_s": wall_s, "benchmarked_jobs": len(jobs), "job_s": round(float(jobs["s"].sum())),
-        "by_rule": {rule: {"jobs": int(row["count"]), "job_s": round(float(row["sum"]))} for rule, row in by_rule.iterrows()},
+        "by_rule": {rule: {"jobs": int(row["count"]), "job_s": round(float(row["sum"]))}
+                    for rule, row in by_rule.iterrows()},
         "largest_job_max_rss_mb": round(float(jobs["max_rss"].max())),  # Snakemake's max_rss (MiB)
         "disk_mb": round(disk_bytes(results) / 1e6, 1),
         "disk_mb_by_folder": {folder.name: round(disk_bytes(folder) / 1e6, 1) for folder in folders},

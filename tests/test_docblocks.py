@@ -114,7 +114,8 @@ def write_records(root: Path) -> None:
     (root / docblocks.RUN_RECORDS / "smoke.json").write_text(json.dumps({"disk_mb": 292.5, "by_rule": {"train": {
         "job_s": 1081}}}))
     (root / docblocks.CLAIMS_TABLE).write_text(
-        "70 claims: 53 hold, 1 fail, 16 inconclusive (96% intervals); Holm-adjusted over the 70 (2.5% a side): 29 hold, "
+        "70 claims: 53 hold, 1 fail, 16 inconclusive (96% intervals); Holm-adjusted over the 70 (2.5% a side): "
+        "29 hold, "
         "0 fail, 41 inconclusive.\n\n## a: 9 claims, 8 hold, 1 inconclusive\n\n| claim |\n\n## b: 1 claim, 1 fail\n")
 
 
@@ -139,7 +140,8 @@ def test_value_run_and_claims_count_blocks_by_hand(tmp_path):
     with pytest.raises(UsageError, match=r"block value tests.nope: docs/measurements.yaml has no field 'nope' at "
                                          r"tests \(there: passed, wall\)"):
         inline("value", "tests.nope")
-    with pytest.raises(UsageError, match=r"block run gone.x: no record benchmarks/results/runs/gone.json \(there: smoke\)"):
+    with pytest.raises(UsageError, match=r"block run gone.x: no record benchmarks/results/runs/gone.json "
+                                         r"\(there: smoke\)"):
         inline("run", "gone.x")
     with pytest.raises(UsageError, match="block claims-count c.…: no such experiment in docs/gallery/claims.md"):
         inline("claims-count", "c.hold")

@@ -33,8 +33,9 @@ import yaml
 from iclab.atomic import write_text
 from iclab.errors import UsageError
 
+# a line break after the opening: a block of lines; none: one number inline
 BLOCK = re.compile(r"(?P<open><!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->(?P<newline>\n?))(?P<body>.*?)"
-                   r"(?P<close><!-- /iclab:(?P=name) -->)", re.S)  # a line break after the opening: a block, else inline  # a line break after the opening: a block, else inline
+                   r"(?P<close><!-- /iclab:(?P=name) -->)", re.S)
 CUBE_LAYOUTS = Path("docs/gallery/cubes.json")
 MUTATION_RESULTS = Path("benchmarks/results/mutation")
 CLAIMS_TABLE = Path("docs/gallery/claims.md")  # the default run's claims table, as the gallery stage copied it

@@ -390,7 +390,8 @@ def check_flat_panels(fig: plt.Figure) -> None:
     or as nothing), the data of the panels that share its y-axis counted together, unless the figure declared it
     flat with a reason (``declare_flat``), else a LayoutProblem naming it."""
     for ax in panels_of(fig):
-        shared = [ax] + [other for other in panels_of(fig) if other is not ax and ax.get_shared_y_axes().joined(ax, other)]
+        shared = [ax] + [other for other in panels_of(fig)
+                         if other is not ax and ax.get_shared_y_axes().joined(ax, other)]
         span = data_span(shared)
         if span is not None and span < tick_spacing(ax) and not getattr(ax, FLAT_REASON, None):
             raise LayoutProblem(f"panel {ax.get_title() or ax.get_ylabel() or 'untitled'!r}: its data span "
@@ -414,7 +415,8 @@ def panels_of(fig: plt.Figure) -> list[plt.Axes]:
     return [ax for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison]
 
 
-ONE_SEED_NOTE = "One training seed: no seed-to-seed spread is drawn; a band, where drawn, is the evaluation prompts' error only."
+ONE_SEED_NOTE = ("One training seed: no seed-to-seed spread is drawn; a band, where drawn, is the evaluation prompts' "
+                 "error only.")
 
 
 def note_one_seed(fig: plt.Figure, cube: xr.Dataset) -> None:

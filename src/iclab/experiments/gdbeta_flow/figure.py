@@ -20,6 +20,10 @@ from matplotlib.lines import Line2D
 
 from iclab.plots import colours, save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 LOG_PANELS = {"excess": "excess risk R − R*", "distance": "distance to the minimiser (image of H)"}
 FLOOR = 1e-12  # lowest value drawn on the log panels
 CASE_TITLES = {"rank_deficient_psi": "rank-deficient Ψ", "rank_deficient_h": "rank-deficient H"}  # config keys in words
@@ -52,11 +56,13 @@ def flow_and_sgd(ax: plt.Axes, cube: xr.Dataset, quantity: str, case: str) -> No
 def largest_drift(cube: xr.Dataset) -> str:
     """The title's line on the kernel part: its largest drift from its start, flow's and SGD's, over the cases where
     H is rank-deficient (the others have no kernel part)."""
-    kernel = [case for case in cube.case.values if int(cube.image_rank.sel(case=case)) < int(cube.dimension.sel(case=case))]
+    kernel = [case for case in cube.case.values
+              if int(cube.image_rank.sel(case=case)) < int(cube.dimension.sel(case=case))]
     if not kernel:
         return "no case has a kernel part"
     largest = {source: float(np.abs(cube[f"{source}_drift"].sel(case=kernel)).max()) for source in TIME}
-    return (f"the kernel part's largest drift from its start (the cases with one: {len(kernel)} of {cube.sizes['case']}): "
+    return (f"the kernel part's largest drift from its start (the cases with one: {len(kernel)} of "
+            f"{cube.sizes['case']}): "
             f"flow {largest['flow']:.1e}, SGD {largest['sgd']:.1e}")
 
 

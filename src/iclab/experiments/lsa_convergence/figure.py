@@ -19,6 +19,10 @@ import xarray as xr
 
 from iclab.plots import lines_with_bands, save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {"converges to Γ⁻¹": "SGD on sampled prompts brings u₋₁U₁₁ within 10% of Γ⁻¹"}
+
 
 def matrix_entries(at: xr.Dataset) -> pd.DataFrame:
     """One row per (seed, row, col): the entry of Γ⁻¹ (theory), of the trained u₋₁U₁₁, and whether it is diagonal."""
@@ -61,6 +65,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         bottom.set_ylabel("trained u₋₁U₁₁ entries")
     axes[0, 0].legend(loc="lower right")  # the flow has left the panel there
     axes[1, 0].legend(loc="upper left")
-    fig.suptitle("LSA trained from the balanced initialisation converges to Γ⁻¹, along the ODE")
+    fig.suptitle("LSA trained from the balanced initialisation converges to Γ⁻¹ (judged at the end), beside the "
+                 "reduced ODE's path")
     fig.tight_layout()
     save(fig, png, cube)

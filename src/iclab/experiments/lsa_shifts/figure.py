@@ -24,6 +24,10 @@ from iclab.plots import (
     LEARNER_LABELS, learner_colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
 )
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 TRAINED = ("lsa", "gpt2")
 COLOURS = learner_colours([*TRAINED, "ols"])  # each learner's colour in every panel and figure
 CLIP = 30.0  # the task panels' top: this many times their highest LSA or theory error (least squares peaks far

@@ -18,6 +18,10 @@ import xarray as xr
 from iclab.intervals import band
 from iclab.plots import colours, save, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 MARKED = 10  # log-spaced context lengths with Monte-Carlo markers
 
 

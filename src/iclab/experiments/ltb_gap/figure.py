@@ -20,6 +20,13 @@ import xarray as xr
 from iclab.intervals import band
 from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {
+    "even the best LSA falls behind GD-β as ‖β*‖ grows": "trained LSA stays above the GD-β optimum when β* ≠ 0",
+    "LTB matches the optimal GD-β": "trained LTB reaches the GD-β optimum",
+}
+
 TRAINED = ("lsa", "ltb", "gd_beta")
 STYLES = {
     "lsa": dict(marker="o", linestyle="-"),

@@ -12,6 +12,13 @@ import xarray as xr
 
 from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {
+    "LTB reaches the GD-β optimum": "trained LTB reaches the GD-β optimum",
+    "LSA stops at its class's optimum": "trained LSA reaches the LSA class's optimum",
+}
+
 REFERENCES = {  # theory → line style
     "gd_beta_optimum": dict(color="k", linestyle="--", label="GD-β optimum (closed form)"),
     "lsa_optimum": dict(linestyle="-", linewidth=3, alpha=0.5, label="LSA class optimum (Theorem 4.1)"),

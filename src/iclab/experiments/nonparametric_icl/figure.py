@@ -15,6 +15,10 @@ from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fit
 from iclab.intervals import band
 from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme, twin_axis
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 
 def excess_panel(ax, cube: xr.Dataset, fit_from: int) -> None:
     noise = float(cube.noise_variance.isel(pretraining_tasks=0))

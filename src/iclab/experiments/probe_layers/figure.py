@@ -23,6 +23,10 @@ from matplotlib.ticker import MaxNLocator
 from iclab.experiments.probe_layers import PROBED_NAMES
 from iclab.plots import colour_scale, colours, lines_with_bands, save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 FLOOR = 1e-3  # lowest error/d drawn: least squares reaches 0
 
 

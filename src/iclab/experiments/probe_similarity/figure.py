@@ -26,6 +26,10 @@ from iclab.experiments.probe_layers import PROBED_NAMES
 from iclab.plots import save, theme
 from iclab.similarity import FLAT_TOLERANCE, best_match
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 MEASURES = {"soe": "Similarity of Errors", "siw": "Similarity of Induced Weights"}
 SHORT = {"soe": "SoE", "siw": "SiW"}  # the glossary's abbreviations
 SWEEP_DIMS = ("d", "condition_number")
@@ -99,8 +103,9 @@ def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dat
     heatmap(row[1], gd, "GD steps", f"{title}: layer vs GD", low, colorbar=title.split(": ")[-1])
     layers = model.layer.values
     here = "" if reference is None else " (this κ)"
-    for ax, values, grid, style, colour, name in ((row[2], newton, "newton_iterations", "o-", "C0", "Newton iterations"),
-                                                   (row[3], gd, "gd_steps", "s--", "C1", "GD steps")):
+    panels = ((row[2], newton, "newton_iterations", "o-", "C0", "Newton iterations"),
+              (row[3], gd, "gd_steps", "s--", "C1", "GD steps"))
+    for ax, values, grid, style, colour, name in panels:
         counts = [(values, style, colour, f"best-matching {name}{here}")]
         if reference is not None:
             well = reference[f"{measure}_{grid.split('_')[0]}"].transpose("layer", grid)

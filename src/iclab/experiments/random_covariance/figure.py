@@ -17,6 +17,10 @@ import xarray as xr
 
 from iclab.plots import lines_with_bands, log_positions, save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 MEASURED = dict(marker="o", linestyle="none", label="trained LSA", alpha=0.25)
 
 

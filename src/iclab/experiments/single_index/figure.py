@@ -29,6 +29,10 @@ from iclab.intervals import band, ratio_and_sem
 from iclab.experiments.single_index.claims import claims
 from iclab.plots import LEARNER_LABELS, claim_intervals, colours, lines_with_bands, save, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 STYLES = {"two_stage": "-", "gpt2": "-.", "krr": "--", "two_layer_net": ":"}
 
 
@@ -154,11 +158,13 @@ def d_claims(fig: plt.Figure, cube: xr.Dataset) -> None:
     fig.set_size_inches(width, height + CLAIMS_HEIGHT)
     for ax in fig.axes:  # the grid keeps its size, moved up
         x0, y0, w, h = ax.get_position().bounds
-        ax.set_position([x0, (y0 * height + CLAIMS_HEIGHT) / (height + CLAIMS_HEIGHT), w, h * height / (height + CLAIMS_HEIGHT)])
+        total = height + CLAIMS_HEIGHT
+        ax.set_position([x0, (y0 * height + CLAIMS_HEIGHT) / total, w, h * height / total])
     ax = fig.add_axes([0.33, 0.2 / (height + CLAIMS_HEIGHT), 0.6, 1.5 / (height + CLAIMS_HEIGHT)])
     claim_intervals(ax, rows, [claim.claim.split("'s risk")[0].removeprefix("the ") for claim in rows])
     level = f"{rows[0].level:.0%}"
     ax.set_xlabel(f"risk / zero's at d = {cube.d.values.max():g} minus at d = {cube.d.values.min():g}, last bin of n*: "
                   f"{level} interval (thick: seeds and prompts; thin: prompts alone); grey: the margin")
-    ax.set_title("(c) the claims that the pretrained models' risk does not depend on d, as the claims table judges them")
+    ax.set_title("(c) the claims that the pretrained models' risk does not depend on d, as the claims table "
+                 "judges them")
 

@@ -15,6 +15,10 @@ import xarray as xr
 
 from iclab.plots import colours, declare_flat, lines_with_bands, save, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 
 def seed_range(values: xr.DataArray) -> pd.DataFrame:
     """Tidy frame of the mean over seeds and the seeds' range (min to max) at each (d, T₁)."""

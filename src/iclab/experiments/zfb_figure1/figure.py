@@ -20,6 +20,10 @@ import xarray as xr
 
 from iclab.plots import save, seed_bands, theme
 
+# Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
+# describes what is drawn (tests/test_figure_titles.py)
+TITLE_CLAIMS: dict[str, str] = {}
+
 TRAININGS = {"fixed": "C0", "random": "C1"}  # each training distribution's colour in every panel
 TOP = 3.0  # the axis's top: this many times the highest zero-estimator error (the LSA limit reaches 10³–10⁴)
 
