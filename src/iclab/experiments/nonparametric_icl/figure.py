@@ -13,7 +13,7 @@ import xarray as xr
 
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, colours, lines_with_bands, save, seed_bands, theme, twin_axis
+from iclab.plots import LEARNER_LABELS, colours, declare_flat, lines_with_bands, save, seed_bands, theme, twin_axis
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)
@@ -100,6 +100,7 @@ def coverage_panel(ax, cube: xr.Dataset) -> None:
     twin.fill_between(t, lo, hi, color="tab:purple", alpha=0.15, linewidth=0)
     twin.set_ylabel("largest principal angle to the leading fⱼ° (degrees)", color="tab:purple")
     twin.set_ylim(0, 90)
+    declare_flat(twin, "angles on their whole range 0–90°: a flat line near 90° is no alignment at all")
     ax.set_title("(c) how well the pretrained features span the basis")
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)  # off the data
