@@ -83,6 +83,8 @@ def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
     assert docblocks.render(text, tmp_path) == (
         "<!-- iclab:claims-of b -->\n**b: 1 claim, 1 inconclusive**\n\n| claim |\n|:--|\n| b is open |\n"
         "<!-- /iclab:claims-of -->")
+    first = "<!-- iclab:claims-of a -->\n<!-- /iclab:claims-of -->"  # the table's first experiment too
+    assert "| a holds |" in docblocks.render(first, tmp_path)
     with pytest.raises(UsageError, match="block claims-of c: no such experiment in docs/gallery/claims.md"):
         docblocks.render(text.replace("of b", "of c"), tmp_path)
 
@@ -136,7 +138,8 @@ def test_value_run_and_claims_count_blocks_by_hand(tmp_path):
         "70", "53", "1", "29", "77%"]
     assert [inline("claims-count", f"a.{key}") for key in ("claims", "hold", "fail", "inconclusive", "decided")] == [
         "9", "8", "0", "1", "89%"]
-    assert inline("claims-count", "b.fail") == "1"
+    assert [inline("claims-count", f"b.{key}") for key in ("claims", "hold", "fail", "inconclusive")] == [
+        "1", "0", "1", "0"]
     with pytest.raises(UsageError, match=r"block value tests.nope: docs/measurements.yaml has no field 'nope' at "
                                          r"tests \(there: passed, wall\)"):
         inline("value", "tests.nope")
@@ -174,3 +177,19 @@ def test_the_run_record_of_a_hand_made_results_folder(tmp_path):
     assert found["by_rule"] == {"data": {"jobs": 1, "job_s": 2}, "train": {"jobs": 2, "job_s": 15}}
     assert (found["benchmarked_jobs"], found["job_s"], found["largest_job_max_rss_mb"]) == (3, 18, 900)
     assert found["disk_mb_by_folder"]["models"] == 4.5 and found["disk_mb"] == 4.5
+
+
+def test_the_gallery_block_by_hand(tmp_path):
+    """A manifest of two images made at one commit: the short commits, the count, 1,267,979 bytes as 1.27 MB; two
+    cube commits are an error naming both."""
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    images = [{"image": "a.png", "cube_commit": "d0f9edd7dc"}, {"image": "b.png", "cube_commit": "d0f9edd7dc"}]
+    manifest = {"drawn_by": "16bf08152138", "total_bytes": 1267979, "images": images}
+    (tmp_path / docblocks.GALLERY_MANIFEST).write_text(json.dumps(manifest))
+    assert [docblocks.gallery_value(field, tmp_path) for field in ("drawn_by", "cube_commit", "images", "megabytes")] \
+        == ["16bf081", "d0f9edd", "2", "1.27"]
+    images[1]["cube_commit"] = "5044389abc"
+    (tmp_path / docblocks.GALLERY_MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(UsageError, match=r"made at 2 commits \(5044389, d0f9edd\)"):
+        docblocks.gallery_value("cube_commit", tmp_path)
+    assert [docblocks.gallery_value(field, tmp_path) for field in ("drawn_by", "images")] == ["16bf081", "2"]

@@ -135,6 +135,24 @@ def run_value(key: str, root: Path) -> str:
     return shown(lookup(json.loads(path.read_text()), field, RUN_RECORDS / f"{name}.json", f"run {key}"))
 
 
+GALLERY_MANIFEST = Path("docs/gallery/manifest.json")  # written by the gallery stage
+
+
+def gallery_value(field: str, root: Path) -> str:
+    """What the gallery shows (``GALLERY_MANIFEST``): ``drawn_by`` (the commit that drew it, short), ``cube_commit``
+    (the commit that made its cubes, short; an error if they differ), ``images`` (their count), ``megabytes``."""
+    manifest = json.loads((root / GALLERY_MANIFEST).read_text())
+    commits = {image["cube_commit"] for image in manifest["images"]}
+    if field == "cube_commit" and len(commits) != 1:
+        raise UsageError(f"block gallery cube_commit: the gallery's cubes were made at {len(commits)} commits "
+                         f"({', '.join(sorted(c[:7] for c in commits))}): draw it from one run")
+    values = {"drawn_by": manifest["drawn_by"][:7], "cube_commit": min(commits)[:7],
+              "images": str(len(manifest["images"])), "megabytes": f"{manifest['total_bytes'] / 1e6:.2f}"}
+    if field not in values:
+        raise UsageError(f"block gallery {field}: no such field (known: {', '.join(values)})")
+    return values[field]
+
+
 CLAIMS_SUMMARY = re.compile(r"^(?P<claims>\d+) claims: (?P<hold>\d+) hold, (?P<fail>\d+) fail, (?P<inconclusive>\d+) "
                             r"inconclusive .*?Holm-adjusted.*?: (?P<holm_hold>\d+) hold,", re.M)
 
@@ -174,7 +192,8 @@ def claims_count(key: str, root: Path) -> str:
 
 GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
                                                      "claims-of": claims_of, "value": measured_value,
-                                                     "run": run_value, "claims-count": claims_count}
+                                                     "run": run_value, "claims-count": claims_count,
+                                                     "gallery": gallery_value}
 
 
 def render(text: str, root: Path) -> str:
