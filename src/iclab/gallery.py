@@ -35,13 +35,20 @@ CLAIMS = "claims.md"
 FIGURES_PAGE = "README.md"
 
 
-def drawing_commit() -> str:
-    """The commit of the code drawing the gallery, marked ``+modified`` where tracked files differ from it."""
-    commit = git_commit()
-    if commit == "unknown":
-        return commit
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=Path(__file__).parent,
-                            capture_output=True, text=True)
+def drawing_commit(out_dir: Path, code: Path = Path(__file__).parent) -> str:
+    """The commit of the code drawing the gallery (the checkout holding ``code``), marked ``+modified`` where tracked
+    files differ from it, the gallery's own ``out_dir`` aside (Snakemake removes a job's outputs before it runs it: a
+    committed gallery being redrawn is always "modified")."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=code, capture_output=True, text=True)
+    if head.returncode != 0:
+        return "unknown"
+    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=code, capture_output=True,
+                              text=True).stdout.strip()).resolve()
+    out = Path(out_dir).resolve()
+    aside = [f":(top,exclude){out.relative_to(top)}"] if out.is_relative_to(top) else []  # git refuses outside paths
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", *aside], cwd=code,
+                            capture_output=True, text=True, check=True)
+    commit = head.stdout.strip()
     return commit + "+modified" if status.stdout.strip() else commit
 
 
@@ -129,7 +136,7 @@ def make_gallery(
         if not path.is_file():
             raise UsageError(f"--claims {claims}: no {path}; make it first: snakemake results/tables/claims.md")
     run_config = {"files": config_files, "hash": spec_hash(config)}
-    drawn_by = drawing_commit()
+    drawn_by = drawing_commit(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     images, layouts = [], {}
     for png in map(Path, figures):
