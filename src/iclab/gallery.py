@@ -125,7 +125,8 @@ def make_gallery(
     config_files: list[str],
     claims: Path | None = None,
 ) -> dict[str, Any]:
-    """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance), the run's
+    """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance), every
+    cube's layout (``cubes``: the figures' and the tables' experiments) for the docs, the run's
     claims table (``claims``, a claims.md, its claims.csv beside it) under a line naming the same with the figures
     page quoting its verdicts, and the manifest; return the manifest."""
     by_name = {Path(cube).stem: Path(cube) for cube in cubes}
@@ -138,10 +139,11 @@ def make_gallery(
     run_config = {"files": config_files, "hash": spec_hash(config)}
     drawn_by = drawing_commit(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    images, layouts = [], {}
+    layouts = {name: cube_layout(read_cube(path, kind=EXPERIMENT_KIND, experiment=name))  # a table's cube too
+               for name, path in sorted(by_name.items())}
+    images = []
     for png in map(Path, figures):
         cube = read_cube(by_name[png.stem], kind=EXPERIMENT_KIND, experiment=png.stem)
-        layouts[png.stem] = cube_layout(cube)
         cube_commit = cube.attrs["iclab_git_commit"]
         line = stamp_line(png.stem, drawn_by, cube_commit, run_config)
         size = gallery_image(png, line, out_dir / png.name)

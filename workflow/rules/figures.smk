@@ -127,7 +127,7 @@ if not SMOKE:
         under its claims with their verdicts; a manifest lists them with their sizes. Not part of `all`: `snakemake --cores 2 gallery` after a run of the default config."""
         input:
             figures=[res(f"figures/{name}.png") for name in figure_names()],
-            cubes=[res(f"cubes/{name}.nc") for name in figure_names()],
+            cubes=[res(f"cubes/{name}.nc") for name in CONFIG["experiments"]],  # layouts of the tables' too
             claims=res("tables/claims.md"),
             claims_csv=res("tables/claims.csv"),  # the figures page quotes its verdicts
         output:
