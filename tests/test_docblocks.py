@@ -89,6 +89,10 @@ def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
         docblocks.render(text.replace("of b", "of c"), tmp_path)
 
 
+def test_no_page_types_a_number_in_a_records_format_outside_a_block():
+    assert docblocks.typed_numbers(ROOT) == {}
+
+
 @pytest.mark.parametrize("typed, kind", [
     ("rc 0 in 52 min 20 s", "wall time: 52 min 20 s"), ("it cost 6,267 job-s", "job-seconds: 6,267 job-s"),
     ("~444 GPU-hours", "GPU- or CPU-hours: 444 GPU-hours"), ("97 CPU-h", "GPU- or CPU-hours: 97 CPU-h"),

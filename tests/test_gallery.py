@@ -148,3 +148,69 @@ def test_a_cube_of_another_experiment_is_refused(tmp_path):
     wrong = cube(tmp_path / "ltb_gap.nc", "lsa_rates")
     with pytest.raises(CubeError, match="a cube of experiment 'lsa_rates', not 'ltb_gap'"):
         make_gallery([png], [wrong], tmp_path / "out", CONFIG, ["config.yaml"])
+
+
+REPO = Path(__file__).resolve().parents[1]
+FIGURE_HELPERS = [REPO / "src" / "iclab" / "plots.py"]  # every figure draws through it
+
+
+def git_run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+
+
+def stale_images(manifest: dict, last_change) -> list[str]:
+    """The gallery's images drawn before the last commit that changed their figure's code: ``last_change(name)``
+    gives that commit; an image is current when it is an ancestor of (or is) the commit that drew the gallery."""
+    drawn = manifest["drawn_by"]
+    stale = []
+    for image in manifest["images"]:
+        name = image["image"].removesuffix(".png")
+        changed = last_change(name)
+        if git_run("merge-base", "--is-ancestor", changed, drawn).returncode != 0:
+            stale.append(f"{name} (its figure's code changed at {changed[:10]}, after the gallery's {drawn[:10]})")
+    return stale
+
+
+def last_figure_change(name: str) -> str:
+    from iclab.experiments import product_code
+
+    files = [str(path) for path in [*product_code(name, "figure"), *FIGURE_HELPERS]]
+    return git_run("log", "-1", "--format=%H", "--", *files).stdout.strip()
+
+
+def test_the_gallery_was_drawn_at_or_after_the_last_change_of_each_figures_code():
+    """Planted: the commit that drew the gallery's first image of code, and its parent as the drawing commit; a
+    gallery drawn at the parent is stale for a figure changed by the child. Then the committed gallery itself."""
+    manifest = json.loads((REPO / "docs" / "gallery" / "manifest.json").read_text())
+    assert not manifest["drawn_by"].endswith("+modified"), "the gallery was drawn from a checkout with edits"
+    if git_run("cat-file", "-e", f"{manifest['drawn_by']}^{{commit}}").returncode != 0:
+        pytest.fail(f"the gallery's drawing commit {manifest['drawn_by'][:10]} is not in this clone's history "
+                    "(a shallow clone?): the check needs it")
+    child = last_figure_change("gdbeta_flow")
+    parent = git_run("rev-parse", f"{child}^").stdout.strip()
+    planted = {"drawn_by": parent, "images": [{"image": "gdbeta_flow.png"}]}
+    assert stale_images(planted, lambda name: child) == [
+        f"gdbeta_flow (its figure's code changed at {child[:10]}, after the gallery's {parent[:10]})"]
+    assert stale_images(planted | {"drawn_by": child}, lambda name: child) == []
+    assert stale_images(manifest, last_figure_change) == [], "redraw: `snakemake --cores 2 gallery` after a run"
+
+
+def test_the_gallerys_own_folder_does_not_mark_its_drawing_modified(tmp_path):
+    """Snakemake removes a job's outputs before the job: a committed gallery being redrawn must not read as edited
+    code. In a repository of two tracked files: the gallery's image removed, the drawing is clean; the code edited,
+    it is marked."""
+    from iclab.gallery import drawing_commit
+
+    repo = tmp_path / "repo"
+    (repo / "docs" / "gallery").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "docs" / "gallery" / "a.png").write_text("image")
+    (repo / "src" / "figure.py").write_text("code")
+    for command in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    (repo / "docs" / "gallery" / "a.png").unlink()
+    assert drawing_commit(repo / "docs" / "gallery", code=repo / "src") == head
+    assert drawing_commit(tmp_path / "elsewhere", code=repo / "src") == head + "+modified"
+    (repo / "src" / "figure.py").write_text("edited")
+    assert drawing_commit(repo / "docs" / "gallery", code=repo / "src") == head + "+modified"
