@@ -34,6 +34,14 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
 
 
+onsuccess:
+    layout_problems()
+
+
+onerror:
+    layout_problems()
+
+
 rule all:
     input:
         all_targets(),

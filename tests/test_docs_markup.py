@@ -29,13 +29,13 @@ def prose(markdown: str) -> str:
 def markup_faults(markdown: str) -> list[str]:
     """Each line of prose that GitHub would render wrongly: a bracket pair followed by a parenthesis that is not a
     link (a formula such as E[Λ²](E[ΓΛ²])⁻¹ loses half to a link), an HTML-tag-like <word> (stripped), raw TeX
-    ``^{`` (shown as typed)."""
+    ``^{`` or ``_{`` (shown as typed, braces and all)."""
     faults = []
     for number, line in enumerate(prose(markdown).splitlines(), 1):
         faults += [f"{number}: link-shaped {m.group(0)!r}" for m in LINK.finditer(line)
                    if not LINK_TARGET.fullmatch(m.group(1))]
         faults += [f"{number}: tag-shaped {m.group(0)!r}" for m in HTML_TAG.finditer(line)]
-        faults += [f"{number}: raw TeX {line.strip()[:60]!r}" for _ in range(line.count("^{"))]
+        faults += [f"{number}: raw TeX {line.strip()[:60]!r}" for _ in range(line.count("^{") + line.count("_{"))]
     return faults
 
 
@@ -54,7 +54,7 @@ def config_comments(path: Path) -> str:
 
 
 @pytest.mark.parametrize("planted", ["K = E[Λ²](E[ΓΛ²])⁻¹ is the limit", "gpu_pack_<card>.json is written",
-                                     "frequencies 2^{s_jk}"])
+                                     "frequencies 2^{s_jk}", "the gradient ∇_{θ_m}L"])
 def test_a_planted_markup_fault_is_found_and_its_code_span_is_not(planted):
     assert len(markup_faults(f"text\n{planted}\n")) == 1
     assert markup_faults(f"text `{planted}`\n") == []

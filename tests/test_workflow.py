@@ -273,7 +273,8 @@ def test_slopes_printed_on_figures_are_the_fits_of_the_cube(finished_run: Path, 
     """The exponents written on lsa_shifts (gain against c) and lsa_rates (floor against N) are the
     least-squares slopes of the cube's values on log-log axes, fitted here with numpy."""
     fit = lambda x, y: np.polyfit(np.log(x), np.log(y), 1)[0]  # noqa: E731
-    texts = lambda fig: " ".join(t.get_text() for ax in fig.axes for t in [*ax.texts, ax.title])  # noqa: E731
+    texts = lambda fig: " ".join([fig._suptitle.get_text() if fig._suptitle else ""]  # noqa: E731
+                                 + [t.get_text() for ax in fig.axes for t in [*ax.texts, ax.title]])
 
     cube = cube_of(finished_run, "lsa_shifts")
     covariate = [str(c) for c in cube.condition.values if str(c).startswith("covariate")]

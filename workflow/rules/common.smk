@@ -209,3 +209,17 @@ def product_targets():
         if "table" in registry[name].products:
             targets += [res(f"tables/{name}.{ext}") for ext in ("csv", "md", "tex")]
     return targets + [res(f"tables/claims.{ext}") for ext in ("csv", "md", "html")]
+
+
+def layout_problems():
+    """The closing summary's list: every figure of this run drawn with layout problems (its .layout.txt, written by
+    the figure rule), so that a run that went on past them says so at its end."""
+    found = []
+    for name in CONFIG["experiments"]:
+        path = res(f"figures/{name}.layout.txt")
+        if os.path.isfile(path) and open(path).read().strip():
+            found.append(open(path).read().strip())
+    if found:
+        print(f"iclab: {len(found)} figure(s) drawn with layout problems (each figure's .layout.txt; the tests make "
+              "them errors):\n" + "\n".join(found), file=sys.stderr)
+

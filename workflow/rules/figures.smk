@@ -151,23 +151,3 @@ if not SMOKE:
             "python -m iclab gallery --figures {input.figures} --cubes {input.cubes} --config {params.config:q}"
             " --config-files {params.config_files:q} --claims {input.claims} --out-dir docs/gallery > {log} 2>&1"
 
-
-def layout_problems():
-    """The closing summary's list: every figure of this run drawn with layout problems (its .layout.txt, written by
-    the figure rule), so that a run that went on past them says so at its end."""
-    found = []
-    for name in CONFIG["experiments"]:
-        path = res(f"figures/{name}.layout.txt")
-        if os.path.isfile(path) and open(path).read().strip():
-            found.append(open(path).read().strip())
-    if found:
-        print(f"iclab: {len(found)} figure(s) drawn with layout problems (each figure's .layout.txt; the tests make "
-              "them errors):\n" + "\n".join(found), file=sys.stderr)
-
-
-onsuccess:
-    layout_problems()
-
-
-onerror:
-    layout_problems()

@@ -28,4 +28,4 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     right.set(xlabel="σ", ylabel="E y²")
     left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)  # off the data
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-    save(fig, png)
+    save(fig, png, cube)
