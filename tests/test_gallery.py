@@ -154,8 +154,9 @@ REPO = Path(__file__).resolve().parents[1]
 FIGURE_HELPERS = [REPO / "src" / "iclab" / "plots.py"]  # every figure draws through it
 
 
-def git_run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+def git_succeeds(*args: str) -> bool:
+    """Whether ``git args`` (a question: an ancestor, an object present) answers yes in this repository."""
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True).returncode == 0
 
 
 def stale_images(manifest: dict, last_change) -> list[str]:
@@ -166,7 +167,7 @@ def stale_images(manifest: dict, last_change) -> list[str]:
     for image in manifest["images"]:
         name = image["image"].removesuffix(".png")
         changed = last_change(name)
-        if git_run("merge-base", "--is-ancestor", changed, drawn).returncode != 0:
+        if not git_succeeds("merge-base", "--is-ancestor", changed, drawn):
             stale.append(f"{name} (its figure's code changed at {changed[:10]}, after the gallery's {drawn[:10]})")
     return stale
 
@@ -175,7 +176,7 @@ def last_figure_change(name: str) -> str:
     from iclab.experiments import product_code
 
     files = [str(path) for path in [*product_code(name, "figure"), *FIGURE_HELPERS]]
-    return git_run("log", "-1", "--format=%H", "--", *files).stdout.strip()
+    return git("-C", str(REPO), "log", "-1", "--format=%H", "--", *files)
 
 
 def test_the_gallery_was_drawn_at_or_after_the_last_change_of_each_figures_code():
@@ -183,11 +184,11 @@ def test_the_gallery_was_drawn_at_or_after_the_last_change_of_each_figures_code(
     gallery drawn at the parent is stale for a figure changed by the child. Then the committed gallery itself."""
     manifest = json.loads((REPO / "docs" / "gallery" / "manifest.json").read_text())
     assert not manifest["drawn_by"].endswith("+modified"), "the gallery was drawn from a checkout with edits"
-    if git_run("cat-file", "-e", f"{manifest['drawn_by']}^{{commit}}").returncode != 0:
+    if not git_succeeds("cat-file", "-e", f"{manifest['drawn_by']}^{{commit}}"):
         pytest.fail(f"the gallery's drawing commit {manifest['drawn_by'][:10]} is not in this clone's history "
                     "(a shallow clone?): the check needs it")
     child = last_figure_change("gdbeta_flow")
-    parent = git_run("rev-parse", f"{child}^").stdout.strip()
+    parent = git("-C", str(REPO), "rev-parse", f"{child}^")
     planted = {"drawn_by": parent, "images": [{"image": "gdbeta_flow.png"}]}
     assert stale_images(planted, lambda name: child) == [
         f"gdbeta_flow (its figure's code changed at {child[:10]}, after the gallery's {parent[:10]})"]

@@ -368,8 +368,8 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 def cmd_figure(args: argparse.Namespace) -> None:
     from iclab.cubes import EXPERIMENT_KIND, read_cube
-    from iclab.plots import recording_layout_problems
     from iclab.experiments import product_function
+    from iclab.plots import recording_layout_problems
 
     draw = product_function(args.name, "figure")
     cube = read_cube(args.cube, kind=EXPERIMENT_KIND, experiment=args.name)

@@ -23,7 +23,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from iclab.atomic import atomic_write
 from iclab.claims import NO_SEEDS, number
-from iclab.cubes import EXPERIMENT_KIND, git_commit, read_cube
+from iclab.cubes import EXPERIMENT_KIND, read_cube
 from iclab.errors import UsageError
 from iclab.hashing import spec_hash
 
@@ -139,11 +139,11 @@ def make_gallery(
     run_config = {"files": config_files, "hash": spec_hash(config)}
     drawn_by = drawing_commit(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    layouts = {name: cube_layout(read_cube(path, kind=EXPERIMENT_KIND, experiment=name))  # a table's cube too
-               for name, path in sorted(by_name.items())}
+    read = {name: read_cube(path, kind=EXPERIMENT_KIND, experiment=name) for name, path in sorted(by_name.items())}
+    layouts = {name: cube_layout(cube) for name, cube in read.items()}  # a table's cube too
     images = []
     for png in map(Path, figures):
-        cube = read_cube(by_name[png.stem], kind=EXPERIMENT_KIND, experiment=png.stem)
+        cube = read[png.stem]
         cube_commit = cube.attrs["iclab_git_commit"]
         line = stamp_line(png.stem, drawn_by, cube_commit, run_config)
         size = gallery_image(png, line, out_dir / png.name)

@@ -217,9 +217,9 @@ def layout_problems():
     found = []
     for name in CONFIG["experiments"]:
         path = res(f"figures/{name}.layout.txt")
-        if os.path.isfile(path) and open(path).read().strip():
-            found.append(open(path).read().strip())
+        problems = open(path).read().strip() if os.path.isfile(path) else ""
+        if problems:
+            found.append(problems)
     if found:
         print(f"iclab: {len(found)} figure(s) drawn with layout problems (each figure's .layout.txt; the tests make "
               "them errors):\n" + "\n".join(found), file=sys.stderr)
-

@@ -150,4 +150,3 @@ if not SMOKE:
         shell:
             "python -m iclab gallery --figures {input.figures} --cubes {input.cubes} --config {params.config:q}"
             " --config-files {params.config_files:q} --claims {input.claims} --out-dir docs/gallery > {log} 2>&1"
-
