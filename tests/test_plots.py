@@ -291,3 +291,37 @@ def test_claim_intervals_draws_each_rows_interval_its_prompts_part_and_region_by
     assert [0.05, 0.05] in [list(line.get_xdata()) for line in ax.get_lines()]  # the > row's margin line
     assert [label.get_text() for label in ax.get_yticklabels()] == ["a: inconclusive", "b: inconclusive"]
     plt.close(fig)
+
+
+def lsa_convergence_cube(flow_end: float) -> xr.Dataset:
+    """One isotropic spectrum, 2 seeds, the ODE's distance from 0.994 to ``flow_end`` and SGD beside it."""
+    times = np.linspace(0, 0.02, 50)
+    flow = 0.994 + (flow_end - 0.994) * times / times[-1]  # (flow_time,)
+    sgd = np.stack([flow[[0, -1]], flow[[0, -1]] * 1.0001])  # (seed, snapshot_time)
+    return xr.Dataset(
+        {"flow_distance": (("spectrum", "flow_time"), flow[None]),
+         "sgd_distance": (("spectrum", "seed", "snapshot_time"), sgd[None]),
+         "covariance": (("spectrum", "row"), [[1.0, 1.0]]), "n_train": ("spectrum", [20]),
+         "gamma_inverse": (("spectrum", "row", "col"), [[[0.9, 0.0], [0.0, 0.9]]]),
+         "product_learned": (("spectrum", "seed", "row", "col"), [[[[0.1, 0.0], [0.0, 0.1]]] * 2])},
+        coords={"spectrum": ["isotropic"], "seed": [0, 1], "flow_time": times, "snapshot_time": [0.0, 0.02],
+                "row": [0, 1], "col": [0, 1]})
+
+
+def test_lsa_convergence_declares_its_distance_panel_flat_only_where_the_ode_itself_has_not_moved(monkeypatch):
+    """A smoke run's 2 steps: the ODE moves 0.994 → 0.993, the panel is declared flat (with the ODE's path as the
+    reason); a run where the ODE halves the distance is not declared, so the flat rule still judges it."""
+    import matplotlib.pyplot as plt
+
+    from iclab.experiments.lsa_convergence import figure as module
+    from iclab.plots import FLAT_REASON
+
+    drawn = []
+    monkeypatch.setattr(module, "save", lambda fig, png, cube: drawn.append(fig))
+    module.figure(lsa_convergence_cube(0.993), "unused.png")
+    module.figure(lsa_convergence_cube(0.4), "unused.png")
+    short, converging = (fig.axes[0] for fig in drawn)
+    assert getattr(short, FLAT_REASON) == "trained for t = 0.02 only: the ODE itself moves from 0.994 to 0.993"
+    assert getattr(converging, FLAT_REASON, None) is None
+    for fig in drawn:
+        plt.close(fig)

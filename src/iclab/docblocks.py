@@ -12,7 +12,8 @@ or, for one number inside a sentence or a table cell, on one line:
 ``python -m iclab docs`` rewrites every block from its record; ``--check`` names the stale ones and exits 1
 (``tests/test_docblocks.py`` runs it on the repository). A record is a committed file a run or a benchmark wrote:
 ``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage),
-``docs/gallery/claims.md`` (its claims table), ``docs/measurements.yaml`` (the numbers of docs/measurements.md's
+``docs/gallery/claims.md`` (its claims table), ``docs/gallery/quotes.json`` (the numbers each experiment's
+``quotes.py`` reads off its cube), ``docs/measurements.yaml`` (the numbers of docs/measurements.md's
 records that other pages quote) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
 
 A number in a record's format (``RECORD_FORMATS``: a wall time, job-seconds, GPU-hours, verdict counts, tests passed,
@@ -153,6 +154,34 @@ def gallery_value(field: str, root: Path) -> str:
     return values[field]
 
 
+QUOTES = Path("docs/gallery/quotes.json")  # written by the gallery stage: iclab.quotes of each experiment's cube
+
+
+def quoted(experiment: str, root: Path, block: str) -> dict[str, dict[str, str]]:
+    """``experiment``'s quotes in ``QUOTES`` (name → text and meaning); a ``UsageError`` naming those there are."""
+    record = json.loads((root / QUOTES).read_text())["experiments"]
+    if experiment not in record:
+        raise UsageError(f"block {block}: no quotes of experiment {experiment!r} in {QUOTES} (it has "
+                         f"{', '.join(sorted(record))}); give the experiment a quotes.py and redraw the gallery")
+    return record[experiment]
+
+
+def quote_value(key: str, root: Path) -> str:
+    """One number of an experiment's cube as the gallery's run gives it: ``EXPERIMENT.NAME`` in ``QUOTES``."""
+    experiment, _, name = key.partition(".")
+    found = quoted(experiment, root, f"quote {key}")
+    if name not in found:
+        raise UsageError(f"block quote {key}: {experiment} quotes no {name!r} (it quotes {', '.join(found)})")
+    return found[name]["text"]
+
+
+def quotes_table(experiment: str, root: Path) -> str:
+    """Every number ``experiment``'s quotes.py gives, as a table of what it is and its value."""
+    found = quoted(experiment, root, f"quotes {experiment}")
+    rows = [f"| {quote['meaning']} | {quote['text']} |" for quote in found.values()]
+    return "\n".join(["| quantity (from the gallery's cube) | value |", "|---|---|", *rows]) + "\n"
+
+
 CLAIMS_SUMMARY = re.compile(r"^(?P<claims>\d+) claims: (?P<hold>\d+) hold, (?P<fail>\d+) fail, (?P<inconclusive>\d+) "
                             r"inconclusive .*?Holm-adjusted.*?: (?P<holm_hold>\d+) hold,", re.M)
 
@@ -193,7 +222,8 @@ def claims_count(key: str, root: Path) -> str:
 GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
                                                      "claims-of": claims_of, "value": measured_value,
                                                      "run": run_value, "claims-count": claims_count,
-                                                     "gallery": gallery_value}
+                                                     "gallery": gallery_value, "quote": quote_value,
+                                                     "quotes": quotes_table}
 
 
 def render(text: str, root: Path) -> str:

@@ -5,13 +5,15 @@ footer line naming the commit that drew it, the commit that made its cube and th
 flat colour, so the palette keeps the text sharp at a fraction of the size; maximum-coverage quantisation keeps a
 small patch of a colour beside a heatmap (measured on the default figures: at most 35 of 765 off on any pixel,
 against 165 with median cut). ``manifest.json`` beside the images lists the same per image, with its size and the total;
-``cubes.json`` records each cube's dimensions, coordinates and variables (docs/cubes.md's blocks are written from it).
+``cubes.json`` records each cube's dimensions, coordinates and variables (docs/cubes.md's blocks are written from it),
+``quotes.json`` the numbers the docs quote from each cube (``iclab.quotes``; the pages' ``quote`` blocks).
 With the run's claims table, ``README.md`` beside them shows each figure under its experiment's claims, each quoted
 with its verdict from the table's CSV (made here, never typed).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from collections.abc import Sequence
@@ -25,12 +27,14 @@ from iclab.atomic import atomic_write
 from iclab.claims import NO_SEEDS, number
 from iclab.cubes import EXPERIMENT_KIND, read_cube
 from iclab.errors import UsageError
+from iclab.experiments import product_code, quotes
 from iclab.hashing import spec_hash
 
 MAX_WIDTH = 1400  # pixels: GitHub shows a README image at most ~900 px wide; 1400 keeps it sharp when zoomed
 FOOTER = 28  # pixels of the stamp line
 MANIFEST = "manifest.json"
 LAYOUTS = "cubes.json"  # each experiment cube's dimensions, coordinates and variables (iclab.docblocks reads it)
+QUOTES = "quotes.json"  # each experiment's quoted numbers (iclab.quotes; iclab.docblocks reads it)
 CLAIMS = "claims.md"
 FIGURES_PAGE = "README.md"
 
@@ -50,6 +54,22 @@ def drawing_commit(out_dir: Path, code: Path = Path(__file__).parent) -> str:
                             capture_output=True, text=True, check=True)
     commit = head.stdout.strip()
     return commit + "+modified" if status.stdout.strip() else commit
+
+
+def code_hash(files: Sequence[Path], root: Path) -> str:
+    """A hash of ``files``' paths (relative to ``root``) and contents, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(files, key=lambda p: str(Path(p).relative_to(root))):
+        digest.update(str(Path(path).relative_to(root)).encode() + b"\0" + Path(path).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def figure_code_hash(name: str) -> str:
+    """The hash of the code drawing experiment ``name``'s figure: its figure module, the experiment modules it
+    imports, and ``iclab.plots`` (every figure draws through it). The manifest records it per image; a test
+    compares it with the checkout's, so a figure's code changed after the gallery was drawn is caught."""
+    package = Path(__file__).parent
+    return code_hash(sorted({*product_code(name, "figure"), package / "plots.py"}), package.parent)
 
 
 def stamp_line(name: str, drawn_by: str, cube_commit: str, config: dict[str, str]) -> str:
@@ -109,6 +129,10 @@ def figures_page(names: Sequence[str], table: pd.DataFrame, drawn_by: str, confi
     return "\n".join(lines)
 
 
+def write_json(path: Path, record: dict) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n"))
+
+
 def cube_layout(cube) -> dict[str, Any]:
     """An experiment cube's dimensions (with sizes), coordinates (their values, as JSON) and variables (their
     dimensions), in the cube's order."""
@@ -126,7 +150,7 @@ def make_gallery(
     claims: Path | None = None,
 ) -> dict[str, Any]:
     """Write each figure's gallery image into ``out_dir`` (the cube of the same name gives its provenance), every
-    cube's layout (``cubes``: the figures' and the tables' experiments) for the docs, the run's
+    cube's layout and quoted numbers (``cubes``: the figures' and the tables' experiments) for the docs, the run's
     claims table (``claims``, a claims.md, its claims.csv beside it) under a line naming the same with the figures
     page quoting its verdicts, and the manifest; return the manifest."""
     by_name = {Path(cube).stem: Path(cube) for cube in cubes}
@@ -148,11 +172,15 @@ def make_gallery(
         line = stamp_line(png.stem, drawn_by, cube_commit, run_config)
         size = gallery_image(png, line, out_dir / png.name)
         images.append({"image": png.name, "bytes": size, "cube_commit": cube_commit,
-                       "cube_spec_hash": cube.attrs["iclab_spec_hash"]})
+                       "cube_spec_hash": cube.attrs["iclab_spec_hash"], "figure_code": figure_code_hash(png.stem)})
     manifest = {"drawn_by": drawn_by, "config": run_config, "total_bytes": sum(i["bytes"] for i in images),
-                "images": images, "layouts": LAYOUTS}
-    record = {"cube_commits": sorted({image["cube_commit"] for image in images}), "experiments": layouts}
-    atomic_write(out_dir / LAYOUTS, lambda tmp: tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n"))
+                "images": images, "layouts": LAYOUTS, "quotes": QUOTES}
+    cube_commits = sorted({cube.attrs["iclab_git_commit"] for cube in read.values()})
+    write_json(out_dir / LAYOUTS, {"cube_commits": cube_commits, "experiments": layouts})
+    quoted = {name: {q.name: {"text": q.text, "meaning": q.meaning} for q in quotes(name, cube)}
+              for name, cube in read.items()}
+    write_json(out_dir / QUOTES, {"cube_commits": cube_commits, "drawn_by": drawn_by,
+                                  "experiments": {name: found for name, found in quoted.items() if found}})
     if claims is not None:
         manifest["claims"] = copy_claims(Path(claims), out_dir / CLAIMS, drawn_by, run_config)
         table = pd.read_csv(Path(claims).with_suffix(".csv"))

@@ -136,6 +136,7 @@ if not SMOKE:
             figures_page="docs/gallery/README.md",
             manifest="docs/gallery/manifest.json",
             layouts="docs/gallery/cubes.json",
+            quotes="docs/gallery/quotes.json",
         localrule: True
         log:
             res("logs/gallery.log"),

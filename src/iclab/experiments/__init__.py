@@ -125,6 +125,24 @@ def claims(name: str, cube) -> list:
     return found
 
 
+def quotes(name: str, cube) -> list:
+    """The numbers the docs quote from experiment ``name``'s cube (``iclab.quotes.Quote``s), from the package's
+    ``quotes.py``; none where it has no such file."""
+    from iclab.quotes import Quote
+
+    path = HERE / name / "quotes.py"
+    if not path.is_file():
+        return []
+    found = importlib.import_module(f"{__name__}.{name}.quotes").quotes(cube)
+    if not isinstance(found, list) or not all(isinstance(q, Quote) for q in found):
+        raise ExperimentError(f"{path}: quotes(cube) must return a list of Quote")
+    names = [q.name for q in found]
+    if len(set(names)) != len(names):
+        twice = sorted(n for n in names if names.count(n) > 1)
+        raise ExperimentError(f"{path}: quotes(cube) names a quote twice ({twice})")
+    return found
+
+
 def product_function(name: str, product: str):
     """The ``figure(cube, png)`` or ``table(cube, stem)`` function of experiment ``name``."""
     if name not in product_names(product):
