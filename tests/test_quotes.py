@@ -102,3 +102,28 @@ def test_quote_and_quotes_blocks_by_hand(tmp_path):
     with pytest.raises(UsageError, match="block quotes f: no quotes of experiment 'f' in docs/gallery/quotes.json "
                                          "\\(it has e\\)"):
         docblocks.quotes_table("f", tmp_path)
+
+
+def test_table_1s_paper_values_are_the_papers():
+    """Zhang, Wu, Bartlett 2024, Table 1 (../shared/reference/papers.md): GPT2 0.003 and 0.024 without / with the
+    MLP removed at β* = 0, 0.013 and 8.871 at β* ≠ 0."""
+    from iclab.experiments.ltb_table1.quotes import paper_quotes
+
+    assert {q.name: q.text for q in paper_quotes()} == {
+        "paper_gpt2_beta0": "0.003", "paper_gpt2_nomlp_beta0": "0.024",
+        "paper_gpt2_beta5": "0.013", "paper_gpt2_nomlp_beta5": "8.871"}
+
+
+def test_a_value_read_off_a_cube_typed_on_a_quoting_page_is_found_outside_a_quote_only(tmp_path):
+    """Planted: a 4-digit value is found; the same in a quote block, in code, in a link's target, a one-digit
+    setting (0.001), an arXiv id and a two-decimal value are not; only README and the experiment pages are read."""
+    typed = "the risk is 1.4405 here"
+    assert docblocks.unquoted(typed) == ["a cube's value: 1.4405"]
+    assert docblocks.unquoted(f"{MINUS}0.815 and 2.000") == [f"a cube's value: {MINUS}0.815", "a cube's value: 2.000"]
+    assert docblocks.unquoted("<!-- iclab:quote e.r -->1.4405<!-- /iclab:quote --> `1.4405` [a](x/1.4405)") == []
+    assert docblocks.unquoted("a step of 0.001, arXiv:2402.14951, [p](https://arxiv.org/abs/2402.14951), 0.37") == []
+    (tmp_path / "docs" / "experiments").mkdir(parents=True)
+    for page in ("README.md", "docs/experiments/a.md", "docs/cubes.md"):
+        (tmp_path / page).write_text(typed)
+    assert docblocks.typed_numbers(tmp_path) == {page: ["a cube's value: 1.4405"]
+                                                 for page in ("README.md", "docs/experiments/a.md")}

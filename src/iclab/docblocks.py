@@ -284,7 +284,25 @@ def unblocked(text: str) -> list[str]:
     return [f"{name}: {found}" for name, pattern in RECORD_FORMATS.items() for found in re.findall(pattern, prose)]
 
 
+QUOTING_PAGES = re.compile(r"README\.md|docs/experiments/.*\.md")  # the pages that quote the gallery's cubes
+CUBE_VALUE = re.compile(r"(?<![\w.:/-])[−-]?\d+\.\d{3,}(?![\w.])")  # a value read off a cube: 3+ decimals…
+LINKS = re.compile(r"\]\([^)]*\)")  # a link's target (an arXiv id is a decimal with 5 digits)
+
+
+def unquoted(text: str) -> list[str]:
+    """The values read off a cube (``CUBE_VALUE``, …of 2 or more significant digits: a setting such as 0.001 has
+    one) that ``text`` types outside its blocks, code and link targets, each as 'a cube's value: text'."""
+    prose = LINKS.sub("", UNCHECKED.sub("", BLOCK.sub("", text)))
+    return [f"a cube's value: {found}" for found in CUBE_VALUE.findall(prose)
+            if len(re.sub(r"\D", "", found).lstrip("0")) >= 2]
+
+
 def typed_numbers(root: Path) -> dict[str, list[str]]:
-    """Each page (but ``RECORD_PAGES``) with the numbers in a record's format that it types outside a block."""
-    found = {str(page.relative_to(root)): unblocked(page.read_text()) for page in pages(root)}
+    """Each page (but ``RECORD_PAGES``) with the numbers in a record's format that it types outside a block, and on
+    ``QUOTING_PAGES`` the values read off a cube it types outside a quote."""
+    found = {}
+    for page in pages(root):
+        name = str(page.relative_to(root))
+        text = page.read_text()
+        found[name] = unblocked(text) + (unquoted(text) if QUOTING_PAGES.fullmatch(name) else [])
     return {page: numbers for page, numbers in found.items() if numbers and page not in RECORD_PAGES}

@@ -2,7 +2,7 @@
 ± the half-width of its 95% band, the GD-β optimum and the Bayes risk, noMLP over GPT2, each loss over the better
 reference) and how far the seeds spread."""
 
-from iclab.experiments.ltb_table1.table import COLUMNS
+from iclab.experiments.ltb_table1.table import COLUMNS, PAPER
 from iclab.intervals import band
 from iclab.quotes import Quote, fixed, span
 
@@ -66,4 +66,12 @@ def quotes(cube) -> list[Quote]:
               "the cell whose seeds spread most (largest seed's loss over the smallest's; query_risk)"),
         Quote("widest_seeds", span(seeds.values, lambda v: fixed(v, 2)), "that cell's smallest and largest seed"),
         Quote("widest_seeds_ratio", fixed(float(seeds.max() / seeds.min()), 1), "the largest over the smallest"),
+        *paper_quotes(),
     ]
+
+
+def paper_quotes() -> list[Quote]:
+    """The paper's Table 1 losses beside the run's (``table.PAPER``, the values the table's paper columns print)."""
+    return [Quote(f"paper_{learner}_{'beta5' if shifted else 'beta0'}", f"{loss:g}",
+                  f"the paper's {COLUMNS[learner]} loss at {'β* ≠ 0' if shifted else 'β* = 0'} (Table 1; not a run's)")
+            for shifted, losses in PAPER.items() for learner, loss in zip(("gpt2", "gpt2_nomlp"), losses)]
