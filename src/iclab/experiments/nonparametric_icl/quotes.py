@@ -74,7 +74,7 @@ def at_largest_t(cube) -> list[Quote]:
     known, bayes = float(theory.single_gamma_risk) - noise, float(theory.bayes_risk) - noise
     model = last.binned_risk.sel(learner=MODEL)  # (T, seed)
     covered = cube.feature_residual.sel(pretraining_tasks=cube.pretraining_tasks >= COVERED_FROM)  # (T, seed)
-    return [
+    found = [
         *[Quote(f"slope_{name}", fixed(slope(cube, large, learner).value, 2),
                 f"{words}: fitted log-log slope of the excess risk from n = {int(cube.fit_from[0])}, mean over seeds "
                 f"(T = {large}; binned_risk_groups, as the claim)")
@@ -99,14 +99,17 @@ def at_largest_t(cube) -> list[Quote]:
               f"risk on its pretraining tasks per seed, lowest–highest (T = {small}; pretraining_risk)"),
         Quote("zero_margin", fixed(NULL_FRACTION * zero_predictor_risk(cube.risk.sel(learner=MODEL)), 3),
               "the generalisation claim's margin: 5% of the zero predictor's risk (risk at position 0)"),
-        Quote("outside_covered", span(covered.values.ravel(), percent),
-              f"the share of f° outside span φ over seeds and every T ≥ {COVERED_FROM} (feature_residual)"),
         Quote("outside_large", fixed(cube.feature_residual.sel(pretraining_tasks=large).mean(), 3),
               f"that share, mean over seeds (T = {large})"),
         *[Quote(f"angle_{name}", degrees(cube.principal_angle.sel(pretraining_tasks=t).mean()),
                 f"the largest principal angle in degrees, mean over seeds (T = {t}; principal_angle)")
           for name, t in (("large", large), ("small", small))],
     ]
+    if covered.size:  # a tiny run may have no T that large
+        found.append(Quote("outside_covered", span(covered.values.ravel(), percent),
+                           f"the share of f° outside span φ over seeds and every T ≥ {COVERED_FROM} "
+                           "(feature_residual)"))
+    return found
 
 
 def quotes(cube) -> list[Quote]:

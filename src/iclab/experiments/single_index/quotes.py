@@ -35,9 +35,10 @@ def ordered_cases(cube, held: str, varies: str) -> list[str]:
     return sorted(cases, key=lambda c: int(cube[varies].sel(case=c)))
 
 
-def mid_bin(cube) -> int:
-    """The index of the bin of n* that holds MID_N."""
-    return int(np.flatnonzero((cube.bin_first.values <= MID_N) & (cube.bin_last.values >= MID_N))[0])
+def mid_bin(cube) -> int | None:
+    """The index of the bin of n* that holds MID_N (None where the prompts are shorter: a tiny run)."""
+    holding = np.flatnonzero((cube.bin_first.values <= MID_N) & (cube.bin_last.values >= MID_N))
+    return int(holding[0]) if holding.size else None
 
 
 def at_mid(cube, case: str, learner: str):
@@ -56,11 +57,12 @@ def per_case(cube, case: str) -> list[Quote]:
                            f"the two-layer net's risk over the zero predictor's at n* = {int(cube.position.max())} "
                            f"{where}; query_risk)"))
     if "gpt2" in cube.learner.values:
+        found.append(Quote(f"gpt2_seeds_{name}", listed(relative(cube, case, "gpt2").per_seed, lambda v: fixed(v, 3)),
+                           f"GPT-2's, {last}, per seed {where}; binned_risk)"))
+    if "gpt2" in cube.learner.values and mid_bin(cube) is not None:
         mid = f"n* ∈ [{int(cube.bin_first[mid_bin(cube)])}, {int(cube.bin_last[mid_bin(cube)])}]"
-        found += [Quote(f"gpt2_mid_{name}", two(at_mid(cube, case, "gpt2").value),
-                        f"GPT-2's risk over the zero predictor's, {mid}, mean over seeds {where}; binned_risk)"),
-                  Quote(f"gpt2_seeds_{name}", listed(relative(cube, case, "gpt2").per_seed, lambda v: fixed(v, 3)),
-                        f"GPT-2's, {last}, per seed {where}; binned_risk)")]
+        found.append(Quote(f"gpt2_mid_{name}", two(at_mid(cube, case, "gpt2").value),
+                           f"GPT-2's risk over the zero predictor's, {mid}, mean over seeds {where}; binned_risk)"))
     found.append(Quote(f"energy_{name}", two(cube.subspace_energy.sel(case=case).mean("seed")),
                        f"stage 1's mean row energy in V, mean over seeds {where}; subspace_energy)"))
     return found
@@ -85,15 +87,16 @@ def across(cube, cases: list[str], varies: str) -> list[Quote]:
              for learner, words in learners_in(cube).items()]
     if varies == "d" and "gpt2" in cube.learner.values:
         seeds = [s for c in cases for s in relative(cube, c, "gpt2").per_seed]
-        found += [
-            Quote("gpt2_mid_over_d", listed([at_mid(cube, c, "gpt2").value for c in cases], two),
-                  f"GPT-2's over the bin of n* that holds {MID_N}, mean over seeds, at {values} (binned_risk)"),
-            Quote("gpt2_seeds_span_over_d", span(seeds, two),
-                  f"GPT-2's, last bin of n*, every seed at {values}, lowest–highest (binned_risk)"),
-            Quote("short_bins_largest_d_highest", short_bins_highest(cube, cases),
-                  f"the bins of n* starting below {SHORT_N} where the two-stage model's mean over seeds at the "
-                  f"largest d is above the other d's (binned_risk over the zero predictor's)"),
-        ]
+        found.append(Quote("gpt2_seeds_span_over_d", span(seeds, two),
+                           f"GPT-2's, last bin of n*, every seed at {values}, lowest–highest (binned_risk)"))
+        if mid_bin(cube) is not None:
+            found.append(Quote("gpt2_mid_over_d", listed([at_mid(cube, c, "gpt2").value for c in cases], two),
+                               f"GPT-2's over the bin of n* that holds {MID_N}, mean over seeds, at {values} "
+                               "(binned_risk)"))
+    if varies == "d":
+        found.append(Quote("short_bins_largest_d_highest", short_bins_highest(cube, cases),
+                           f"the bins of n* starting below {SHORT_N} where the two-stage model's mean over seeds at "
+                           "the largest d is above the other d's (binned_risk over the zero predictor's)"))
     return found
 
 
