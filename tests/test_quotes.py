@@ -12,7 +12,7 @@ import xarray as xr
 from iclab import docblocks
 from iclab.errors import ExperimentError, UsageError
 from iclab.experiments import quotes
-from iclab.quotes import MINUS, Quote, fixed, listed, percent, significant, span
+from iclab.quotes import MINUS, Quote, fixed, kept, listed, percent, significant, span
 
 
 def test_numbers_are_written_as_the_docs_write_them():
@@ -20,6 +20,8 @@ def test_numbers_are_written_as_the_docs_write_them():
     assert fixed(-0.001, 2) == "0.00"  # no negative zero
     assert fixed(2.8164, 3) == "2.816"
     assert significant(0.00614, 1) == "0.006" and significant(-1.62e-11, 2) == MINUS + "1.6e-11"
+    assert kept(0.1) == "0.10" and significant(0.1) == "0.1"  # trailing zeros kept, or not
+    assert kept(10.2) == "10" and kept(-0.00341) == MINUS + "0.0034" and kept(0.0996, 3) == "0.0996"
     assert percent(0.114) == "11%" and percent(1.003, 1) == "100.3%"
     assert listed([0.0, 0.114, 0.458], percent) == "0%, 11%, 46%"
     assert span([0.9, 0.85, 0.99], lambda v: fixed(v, 2)) == "0.85–0.99"  # smallest first, en dash

@@ -43,6 +43,11 @@ def significant(value: float, digits: int = 2) -> str:
     return signed(f"{float(value):.{digits}g}")
 
 
+def kept(value: float, digits: int = 2) -> str:
+    """``value`` to ``digits`` significant digits, trailing zeros kept (0.10, not 0.1; 10, not 10.)."""
+    return signed(f"{float(value):#.{digits}g}").rstrip(".")
+
+
 def percent(value: float, places: int = 0) -> str:
     """A fraction as a percentage: 0.114 → 11% (``places`` = 0)."""
     return fixed(100 * float(value), places) + "%"

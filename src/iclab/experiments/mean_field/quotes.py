@@ -2,7 +2,7 @@
 over the zero predictor's per case, the population risk L(μ) = min_Γ L(μ, Γ) at the end against its global minimum,
 the realisable case along training against the teacher's own features, and the principal angles to span f°."""
 
-from iclab.quotes import Quote, fixed, listed, percent, signed, span
+from iclab.quotes import Quote, fixed, kept, listed, percent, span
 
 EARLY_STEP = 300  # "by step 300": the snapshot quoted along training
 WITHIN = 2.0  # "within 2× of the teacher's own features": the first snapshot where a dynamics gets there
@@ -12,7 +12,7 @@ PROMPT_ONLY = ["random_features_ridge", "krr"]  # the baselines that see only th
 def digits(value: float) -> str:
     """Two significant digits (trailing zeros kept: 0.30), two decimals from 1 on (1.05)."""
     value = float(value)
-    return fixed(value, 2) if abs(value) >= 1 else signed(f"{value:#.2g}")
+    return fixed(value, 2) if abs(value) >= 1 else kept(value, 2)
 
 
 def relative(cube):

@@ -4,15 +4,10 @@ the known-basis references; the fitted slopes and the excess risks that the clai
 
 from iclab.claims import NULL_FRACTION, zero_predictor_risk
 from iclab.experiments.nonparametric_icl.claims import FACTOR, slope
-from iclab.quotes import Quote, fixed, listed, percent, signed, span
+from iclab.quotes import Quote, fixed, kept, listed, percent, span
 
 MODEL = "feature_attention"
 COVERED_FROM = 128  # "from T = 128 on": the coverage quoted over every T at least this
-
-
-def digits(value: float, count: int) -> str:
-    """``value`` to ``count`` significant digits, trailing zeros kept (0.10, not 0.1)."""
-    return signed(f"{float(value):#.{count}g}").rstrip(".")
 
 
 def degrees(value: float) -> str:
@@ -34,11 +29,11 @@ def per_t(cube) -> list[Quote]:
     for t in cube.pretraining_tasks.values:
         at = {"pretraining_tasks": t}
         found += [
-            Quote(f"new_T{t}", listed(new.sel(at).values, lambda v: digits(v, 3)),
+            Quote(f"new_T{t}", listed(new.sel(at).values, lambda v: kept(v, 3)),
                   f"risk on new tasks over the last octave of n, per seed (T = {t}; binned_risk)"),
             Quote(f"pretraining_T{t}", listed(cube.pretraining_risk.sel(at).values, lambda v: fixed(v, 3)),
                   f"risk on its own pretraining tasks, per seed (T = {t}; pretraining_risk)"),
-            Quote(f"outside_T{t}", span(cube.feature_residual.sel(at).values, lambda v: digits(v, 2)),
+            Quote(f"outside_T{t}", span(cube.feature_residual.sel(at).values, lambda v: kept(v, 2)),
                   f"the prior-weighted share of f° outside span φ, over seeds (T = {t}; feature_residual)"),
             Quote(f"angle_T{t}", span(cube.principal_angle.sel(at).values, degrees),
                   f"the largest principal angle to the leading basis functions in degrees, over seeds (T = {t}; "
@@ -87,12 +82,12 @@ def at_largest_t(cube) -> list[Quote]:
               "(single_gamma_risk less σ²)"),
         Quote("known_excess_bound", fixed(FACTOR * known, 3),
               f"{FACTOR:g}× that: the claim's bound (single_gamma_risk)"),
-        Quote("bayes_excess", digits(bayes, 2), "the Bayes posterior mean's excess there (bayes_risk less σ²)"),
+        Quote("bayes_excess", kept(bayes, 2), "the Bayes posterior mean's excess there (bayes_risk less σ²)"),
         Quote("class_gap", fixed(known / bayes, 1) + "×",
               "the best single Γ's excess over the Bayes posterior mean's (single_gamma_risk, bayes_risk)"),
         Quote("new_large", fixed(model.sel(pretraining_tasks=large).mean(), 2),
               f"risk on new tasks over the last octave, mean over seeds (T = {large}; binned_risk)"),
-        Quote("new_small_span", span(model.sel(pretraining_tasks=small).values, lambda v: digits(v, 2)),
+        Quote("new_small_span", span(model.sel(pretraining_tasks=small).values, lambda v: kept(v, 2)),
               f"risk on new tasks over the last octave per seed, lowest–highest (T = {small}; binned_risk)"),
         Quote("pretraining_small_span", span(cube.pretraining_risk.sel(pretraining_tasks=small).values,
                                              lambda v: fixed(v, 3)),

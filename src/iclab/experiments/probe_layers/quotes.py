@@ -7,12 +7,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.quotes import Quote, listed, percent, signed
-
-
-def two_digits(value: float) -> str:
-    """Two significant digits, trailing zeros kept (1.0, 0.50, 0.0034)."""
-    return signed(f"{float(value):#.2g}")
+from iclab.quotes import Quote, kept, listed, percent
 
 
 def last_query(risk: xr.DataArray, d: int) -> xr.DataArray:
@@ -37,10 +32,10 @@ def probed_quotes(at: xr.Dataset, label: str) -> list[Quote]:
     output = at.risk.sel(learner=label).mean("seed") / d  # (position,)
     found = []
     for place, (reduce, said) in PLACES.items():
-        found += [Quote(f"{label}_probe_{place}", listed(reduce(probe, d).values, two_digits),
+        found += [Quote(f"{label}_probe_{place}", listed(reduce(probe, d).values, kept),
                         f"{name}'s readout error/d by layer 0–{int(probe.layer.max())}, {said}, mean over seeds "
                         "(probe_risk)"),
-                  Quote(f"{label}_output_{place}", two_digits(reduce(output, d)),
+                  Quote(f"{label}_output_{place}", kept(reduce(output, d)),
                         f"{name}'s own output's error/d, {said}, mean over seeds (risk)")]
     return found
 
@@ -48,7 +43,7 @@ def probed_quotes(at: xr.Dataset, label: str) -> list[Quote]:
 def last_layer_last_query(at: xr.Dataset) -> Quote:
     """GPT-2's last layer's readout error/d at the last query, mean over seeds."""
     probe = last_query(at.probe_risk.sel(probed="gpt2").isel(layer=-1).mean("seed"), int(at.d)) / int(at.d)  # ()
-    return Quote("gpt2_last_layer_last_query", two_digits(probe),
+    return Quote("gpt2_last_layer_last_query", kept(probe),
                  "GPT-2's last layer's readout error/d at the last query, mean over seeds (probe_risk)")
 
 
