@@ -1,6 +1,7 @@
 """The docs' generated blocks (``iclab.docblocks``): each is what its record gives, a stale one is found, and the
 cube-layout block is worked out by hand from a small record."""
 
+import functools
 import importlib.util
 import json
 import shutil
@@ -197,3 +198,66 @@ def test_the_gallery_block_by_hand(tmp_path):
     with pytest.raises(UsageError, match=r"made at 2 commits \(5044389, d0f9edd\)"):
         docblocks.gallery_value("cube_commit", tmp_path)
     assert [docblocks.gallery_value(field, tmp_path) for field in ("drawn_by", "images")] == ["16bf081", "2"]
+
+
+def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
+    """A JSON record of two effects: a list element is chosen by one of its fields, written by a format or as shown
+    (thousands by commas); no element, two elements, no file and a bad format are errors naming what is there."""
+    folder = tmp_path / docblocks.BENCHMARK_RESULTS / "gpu_run"
+    folder.mkdir(parents=True)
+    (folder / "power.json").write_text(json.dumps({"effects": [
+        {"experiment": "a", "power": 0.8649, "prompts": 20000}, {"experiment": "b", "power": 0.07, "prompts": 4000},
+        {"experiment": "b2", "power": 0.5, "prompts": 1}]}))
+    value = functools.partial(docblocks.benchmark_value, root=tmp_path)
+    assert value("gpu_run/power.json|effects[experiment=a].power|.2f") == "0.86"
+    assert value("gpu_run/power.json|effects[experiment=b].power|.0%") == "7%"
+    assert value("gpu_run/power.json|effects[experiment=a].prompts") == "20,000"
+    with pytest.raises(UsageError, match=r"effects has 0 elements whose experiment is 'c'"):
+        value("gpu_run/power.json|effects[experiment=c].power")
+    (folder / "twice.json").write_text(json.dumps({"runs": [{"k": 1}, {"k": 1}]}))
+    with pytest.raises(UsageError, match=r"runs has 2 elements whose k is '1'"):
+        value("gpu_run/twice.json|runs[k=1]")
+    with pytest.raises(UsageError, match=r"no record benchmarks/results/gpu_run/pow.json \(in benchmarks/results/gpu_run: "
+                                         r"power.json, twice.json\)"):
+        value("gpu_run/pow.json|effects")
+    with pytest.raises(UsageError, match=r"has no field 'size' at effects\[experiment=a\] \(there: experiment, power, prompts\)"):
+        value("gpu_run/power.json|effects[experiment=a].size")
+    with pytest.raises(UsageError, match=r"'a' cannot be written as '.2f'"):
+        value("gpu_run/power.json|effects[experiment=a].experiment|.2f")
+
+
+def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
+    """Three jobs: a's training (2 GPU-hours, 1 hour of CPU here), a's data job (half an hour of CPU, no GPU: a
+    cluster's CPU job), b's training (1 GPU-hour). By hand: a 2 jobs, 1 training, 2 GPU-hours, 1.5 CPU-hours here, 0.5
+    on a cluster's CPUs; the tier 3 GPU-hours and 2 trainings; the largest job 2.5 GB."""
+    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docblocks.BENCHMARK_RESULTS / "cost.csv").write_text(
+        "experiment,rule,job,cpu_seconds,gpu_seconds,peak_host_mb\n"
+        "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\n")
+    value = functools.partial(docblocks.cost_value, root=tmp_path)
+    assert [value(f"cost.csv|a|{field}") for field in ("jobs", "trainings")] == ["2", "1"]
+    assert [value(f"cost.csv|a|{field}|.2f") for field in ("gpu_hours", "cpu_hours", "cluster_cpu_hours")] == [
+        "2.00", "1.50", "0.50"]
+    assert value("cost.csv|tier|gpu_hours|.0f") == "3" and value("cost.csv|tier|trainings") == "2"
+    assert value("cost.csv|tier|peak_host_gb|.1f") == "2.5" and value("cost.csv|b|cluster_cpu_hours|.1f") == "0.0"
+    with pytest.raises(UsageError, match=r"choose an experiment of cost.csv \(a, b, tier\) and a field"):
+        value("cost.csv|c|jobs")
+
+
+def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
+    """Two effects. An equivalence (margin 0.05) whose least favourable truth 0.07 lies outside it, run at 5 seeds
+    where the paper's size needs 3, its least favourable power 0.5 below claims.POWER (bold); an ordering whose paper
+    states no size (the CPU's −0.5 stands in), run at the design's seeds and prompts."""
+    def effect(name, relation, margin, source, truth, worst, seeds, ran, power_worst):
+        return {"effect": name, "experiment": "x", "truth_source": source,
+                "spread": {"relation": relation, "margin": margin},
+                "design": {"truth": truth, "seeds": seeds, "prompts": 2000},
+                "least_favourable": {"design": {"truth": worst}},
+                "as_run": {"seeds": ran, "prompts": 2000, "power": 0.9, "power_least_favourable": power_worst}}
+    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docblocks.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
+        effect("near", "≈", 0.05, "paper: difference 0", 0.0, 0.07, 3, 5, 0.5),
+        effect("helps", "<", 0.0, "paper: no size stated", -0.5, -0.5, 4, 4, 0.8)]}, ensure_ascii=False))
+    assert docblocks.power_table("power.json", tmp_path).splitlines()[2:] == [
+        "| near | x | 0 | 0.07 (outside the margin ±0.05) | 5 (3 at the paper's size) | 2,000 | 0.90 | **0.50** |",
+        "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |"]

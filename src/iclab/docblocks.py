@@ -32,7 +32,9 @@ from pathlib import Path
 import yaml
 
 from iclab.atomic import write_text
+from iclab.claims import POWER
 from iclab.errors import UsageError
+from iclab.quotes import MINUS
 
 # a line break after the opening: a block of lines; none: one number inline
 BLOCK = re.compile(r"(?P<open><!-- iclab:(?P<name>[\w-]+)(?: (?P<arg>[^>]*?))? -->(?P<newline>\n?))(?P<body>.*?)"
@@ -219,11 +221,119 @@ def claims_count(key: str, root: Path) -> str:
     return str(counts[field])
 
 
+BENCHMARK_RESULTS = Path("benchmarks/results")  # what benchmarks/*.py and the cost and GPU stages wrote
+SELECTOR = re.compile(r"(?P<field>[^.\[]+)(?:\[(?P<key>[^=\]]+)=(?P<value>[^\]]+)\])?")
+
+
+def record_file(name: str, root: Path, block: str) -> Path:
+    """``BENCHMARK_RESULTS``/``name``, or an error naming the block and the records of that folder."""
+    path = root / BENCHMARK_RESULTS / name
+    if not path.is_file():
+        folder = path.parent if path.parent.is_dir() else root / BENCHMARK_RESULTS
+        there = ", ".join(sorted(p.name for p in folder.iterdir() if p.is_file()))
+        raise UsageError(f"block {block}: no record {BENCHMARK_RESULTS / name} (in {folder.relative_to(root)}: {there})")
+    return path
+
+
+def select(record: object, key: str, path: Path, block: str) -> object:
+    """``record``'s value at ``key``: fields separated by dots, a list's element chosen by one of its fields
+    (``effects[experiment=ltb_table1]``: the one element whose ``experiment`` is ``ltb_table1``)."""
+    value, parts = record, key.split(".")
+    for depth, part in enumerate(parts):
+        match = SELECTOR.fullmatch(part)
+        if match is None:
+            raise UsageError(f"block {block}: {part!r} is neither a field nor field[key=value]")
+        if not isinstance(value, dict) or match["field"] not in value:
+            known = ", ".join(sorted(value)) if isinstance(value, dict) else "none: it is a value"
+            raise UsageError(f"block {block}: {path} has no field {match['field']!r} at "
+                             f"{'.'.join(parts[:depth]) or 'the top level'} (there: {known})")
+        value = value[match["field"]]
+        if match["key"] is not None:
+            chosen = [item for item in value if isinstance(item, dict) and str(item.get(match["key"])) == match["value"]]
+            if len(chosen) != 1:
+                raise UsageError(f"block {block}: {path}'s {match['field']} has {len(chosen)} elements whose "
+                                 f"{match['key']} is {match['value']!r} (choose exactly one)")
+            value = chosen[0]
+    return value
+
+
+def formatted(value: object, spec: str, block: str) -> str:
+    """``value`` by the format ``spec`` (Python's: ``.2f``, ``,.0f``, ``.0%``), or as ``shown`` without one."""
+    if not spec:
+        return shown(value)
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"block {block}: {value!r} cannot be written as {spec!r} ({error})") from None
+
+
+def benchmark_value(arg: str, root: Path) -> str:
+    """One number of a JSON record under ``BENCHMARK_RESULTS``: ``FILE|FIELD[|FORMAT]``, ``FIELD`` as ``select``
+    reads it (``gpu_node_power.json|effects[experiment=ltb_table1].as_run.power|.2f``)."""
+    name, field, spec = (arg.split("|") + [""])[:3]
+    path = record_file(name, root, f"record {arg}")
+    value = select(json.loads(path.read_text()), field, BENCHMARK_RESULTS / name, f"record {arg}")
+    return formatted(value, spec, f"record {arg}")
+
+
+COST_FIELDS = ("jobs", "trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb")
+
+
+def cost_value(arg: str, root: Path) -> str:
+    """One number of a cost table (``iclab cost``'s CSV under ``BENCHMARK_RESULTS``) as ``cost.totals`` sums it:
+    ``FILE|EXPERIMENT|FIELD[|FORMAT]``, ``EXPERIMENT`` one of the table's or ``tier``, ``FIELD`` one of
+    ``COST_FIELDS`` (``trainings``: its train jobs)."""
+    import pandas as pd
+
+    from iclab import cost
+
+    name, experiment, field, spec = (arg.split("|") + [""])[:4]
+    table = pd.read_csv(record_file(name, root, f"cost {arg}"), keep_default_na=False, na_values=[""])
+    table["experiment"] = table["experiment"].fillna("")
+    sums = cost.totals(table)
+    sums["trainings"] = table[table["rule"] == "train"].groupby("experiment").size()
+    sums.loc["tier", "trainings"] = int((table["rule"] == "train").sum())
+    if experiment not in sums.index or field not in COST_FIELDS:
+        raise UsageError(f"block cost {arg}: choose an experiment of {name} ({', '.join(sums.index)}) and a field "
+                         f"({', '.join(COST_FIELDS)})")
+    value = sums.loc[experiment, field]
+    value = 0 if pd.isna(value) else value
+    return formatted(int(value) if field in ("jobs", "trainings") else float(value), spec, f"cost {arg}")
+
+
+def power_table(name: str, root: Path) -> str:
+    """The effects of a ``benchmarks/gpu_node_power.py`` record (``BENCHMARK_RESULTS``/``name``) as the tier runs
+    them: each truth (an equivalence's least favourable one inside or outside its margin), the seeds and prompts run
+    (with the paper's size's own design where it needs fewer) and the power of what runs under each truth, in bold
+    below the power a design aims at (``claims.POWER``)."""
+    power = json.loads(record_file(name, root, f"power-table {name}").read_text())
+    lines = ["| effect | experiment | paper's size | least favourable | seeds run | prompts run | power, paper's size "
+             "| power, least favourable |", "|---|---|---|---|---|---|---|---|"]
+    for effect in power["effects"]:
+        spread, paper, worst = effect["spread"], effect["design"], effect["least_favourable"]["design"]
+        ran = effect["as_run"]
+        truth = f"{paper['truth']:.3g}".replace("-", MINUS)
+        if "no size stated" in effect["truth_source"]:
+            truth = f"none stated: the CPU's {truth}"
+        least = f"{worst['truth']:.3g}".replace("-", MINUS)
+        if spread["relation"] == "≈":
+            side = "inside" if abs(worst["truth"]) < spread["margin"] else "outside"
+            least += f" ({side} the margin ±{spread['margin']:.2g})"
+        seeds = f"{ran['seeds']}" + (f" ({paper['seeds']} at the paper's size)" if paper["seeds"] < ran["seeds"] else "")
+        prompts = f"{ran['prompts']:,}" + (f" ({paper['prompts']:,} at the paper's size)"
+                                           if paper["prompts"] < ran["prompts"] else "")
+        powers = [f"{p:.2f}" if p >= POWER else f"**{p:.2f}**" for p in (ran["power"], ran["power_least_favourable"])]
+        row = [effect["effect"], effect["experiment"], truth, least, seeds, prompts, *powers]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
                                                      "claims-of": claims_of, "value": measured_value,
                                                      "run": run_value, "claims-count": claims_count,
                                                      "gallery": gallery_value, "quote": quote_value,
-                                                     "quotes": quotes_table}
+                                                     "quotes": quotes_table, "record": benchmark_value,
+                                                     "cost": cost_value, "power-table": power_table}
 
 
 def render(text: str, root: Path) -> str:
