@@ -208,7 +208,9 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     (folder / "power.json").write_text(json.dumps({"effects": [
         {"experiment": "a", "power": 0.8649, "prompts": 20000}, {"experiment": "b", "power": 0.07, "prompts": 4000},
         {"experiment": "b2", "power": 0.5, "prompts": 1}]}))
+    (folder / "looks.json").write_text(json.dumps({"s.e. at 2.5%": {"rate": 0.0011}, "s": {"e": 1}}))
     value = functools.partial(docblocks.benchmark_value, root=tmp_path)
+    assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-03" and value("gpu_run/looks.json|s.e") == "1"
     assert value("gpu_run/power.json|effects[experiment=a].power|.2f") == "0.86"
     assert value("gpu_run/power.json|effects[experiment=b].power|.0%") == "7%"
     assert value("gpu_run/power.json|effects[experiment=a].prompts") == "20,000"
@@ -218,7 +220,7 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     with pytest.raises(UsageError, match=r"runs has 2 elements whose k is '1'"):
         value("gpu_run/twice.json|runs[k=1]")
     with pytest.raises(UsageError, match=r"no record benchmarks/results/gpu_run/pow.json \(in benchmarks/results/gpu_run: "
-                                         r"power.json, twice.json\)"):
+                                         r"looks.json, power.json, twice.json\)"):
         value("gpu_run/pow.json|effects")
     with pytest.raises(UsageError, match=r"has no field 'size' at effects\[experiment=a\] \(there: experiment, power, prompts\)"):
         value("gpu_run/power.json|effects[experiment=a].size")

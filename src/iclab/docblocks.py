@@ -236,24 +236,31 @@ def record_file(name: str, root: Path, block: str) -> Path:
 
 
 def select(record: object, key: str, path: Path, block: str) -> object:
-    """``record``'s value at ``key``: fields separated by dots, a list's element chosen by one of its fields
-    (``effects[experiment=ltb_table1]``: the one element whose ``experiment`` is ``ltb_table1``)."""
-    value, parts = record, key.split(".")
-    for depth, part in enumerate(parts):
-        match = SELECTOR.fullmatch(part)
-        if match is None:
-            raise UsageError(f"block {block}: {part!r} is neither a field nor field[key=value]")
-        if not isinstance(value, dict) or match["field"] not in value:
+    """``record``'s value at ``key``: fields separated by dots (a field whose name holds dots is read whole), a list's
+    element chosen by one of its fields (``effects[experiment=ltb_table1]``: the one element whose ``experiment`` is
+    ``ltb_table1``)."""
+    value, parts, depth = record, key.split("."), 0
+    while depth < len(parts):
+        width = next((w for w in range(len(parts) - depth, 1, -1)  # the longest run of parts that is one field
+                      if isinstance(value, dict) and ".".join(parts[depth:depth + w]) in value), 1)
+        field, chooser, chosen_value = ".".join(parts[depth:depth + width]), None, None
+        if width == 1:
+            match = SELECTOR.fullmatch(field)
+            if match is None:
+                raise UsageError(f"block {block}: {field!r} is neither a field nor field[key=value]")
+            field, chooser, chosen_value = match["field"], match["key"], match["value"]
+        if not isinstance(value, dict) or field not in value:
             known = ", ".join(sorted(value)) if isinstance(value, dict) else "none: it is a value"
-            raise UsageError(f"block {block}: {path} has no field {match['field']!r} at "
+            raise UsageError(f"block {block}: {path} has no field {field!r} at "
                              f"{'.'.join(parts[:depth]) or 'the top level'} (there: {known})")
-        value = value[match["field"]]
-        if match["key"] is not None:
-            chosen = [item for item in value if isinstance(item, dict) and str(item.get(match["key"])) == match["value"]]
+        value = value[field]
+        if chooser is not None:
+            chosen = [item for item in value if isinstance(item, dict) and str(item.get(chooser)) == chosen_value]
             if len(chosen) != 1:
-                raise UsageError(f"block {block}: {path}'s {match['field']} has {len(chosen)} elements whose "
-                                 f"{match['key']} is {match['value']!r} (choose exactly one)")
+                raise UsageError(f"block {block}: {path}'s {field} has {len(chosen)} elements whose {chooser} is "
+                                 f"{chosen_value!r} (choose exactly one)")
             value = chosen[0]
+        depth += width
     return value
 
 
