@@ -263,3 +263,19 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
     assert docblocks.power_table("power.json", tmp_path).splitlines()[2:] == [
         "| near | x | 0 | 0.07 (outside the margin ±0.05) | 5 (3 at the paper's size) | 2,000 | 0.90 | **0.50** |",
         "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |"]
+
+
+def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):
+    """Two tables (pandas' markdown, right-aligned): a cell found by its row's first cell and its column, commas read
+    when a format writes it anew; a row and column both tables have, or a text cell with a format, is an error."""
+    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docblocks.BENCHMARK_RESULTS / "cost.md").write_text(
+        "# Cost\n\n| family | jobs | packed hours |\n|:--|--:|--:|\n| gpt2 | 91 | 1,409.4 |\n| lstm | 4 | 24.8 |\n\n"
+        "text\n\n| without | jobs | a day |\n|:--|--:|:--|\n| lstm | 87 | 16× over |\n")
+    value = functools.partial(docblocks.table_value, root=tmp_path)
+    assert value("cost.md|gpt2|packed hours") == "1,409.4" and value("cost.md|gpt2|packed hours|,.0f") == "1,409"
+    assert value("cost.md|lstm|a day") == "16× over" and value("cost.md|lstm|packed hours|.0f") == "25"
+    with pytest.raises(UsageError, match=r"2 tables of benchmarks/results/cost.md have a column 'jobs' and a row 'lstm'"):
+        value("cost.md|lstm|jobs")
+    with pytest.raises(UsageError, match=r"the cell '16× over' is not a number to write as '.0f'"):
+        value("cost.md|lstm|a day|.0f")

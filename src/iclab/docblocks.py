@@ -23,6 +23,7 @@ but the records themselves (``RECORD_PAGES``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -308,6 +309,38 @@ def cost_value(arg: str, root: Path) -> str:
     return formatted(int(value) if field in ("jobs", "trainings") else float(value), spec, f"cost {arg}")
 
 
+def markdown_tables(text: str) -> list[tuple[list[str], dict[str, list[str]]]]:
+    """Each pipe table of ``text``: its header's cells and its rows by their first cell."""
+    tables, lines = [], text.splitlines()
+    for at, line in enumerate(lines[:-1]):
+        if line.startswith("|") and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[at + 1].strip()):
+            cells = [[cell.strip() for cell in row.strip().strip("|").split("|")]
+                     for row in itertools.takewhile(lambda row: row.startswith("|"), lines[at + 2:])]
+            tables.append(([cell.strip() for cell in line.strip().strip("|").split("|")],
+                           {row[0]: row for row in cells}))
+    return tables
+
+
+def table_value(arg: str, root: Path) -> str:
+    """One cell of a markdown record under ``BENCHMARK_RESULTS`` (``iclab cost``'s tables): ``FILE|ROW|COLUMN[|FORMAT]``,
+    the row named by its first cell, in the one table that has both; a number's thousands commas are read, and
+    ``FORMAT`` writes it anew."""
+    name, row, column, spec = (arg.split("|") + [""])[:4]
+    tables = [(header, rows) for header, rows in markdown_tables(record_file(name, root, f"table {arg}").read_text())
+              if column in header and row in rows]
+    if len(tables) != 1:
+        raise UsageError(f"block table {arg}: {len(tables)} tables of {BENCHMARK_RESULTS / name} have a column "
+                         f"{column!r} and a row {row!r} (choose exactly one)")
+    header, rows = tables[0]
+    cell = rows[row][header.index(column)]
+    if not spec:
+        return cell
+    try:
+        return formatted(float(cell.replace(",", "")), spec, f"table {arg}")
+    except ValueError:
+        raise UsageError(f"block table {arg}: the cell {cell!r} is not a number to write as {spec!r}") from None
+
+
 def power_table(name: str, root: Path) -> str:
     """The effects of a ``benchmarks/gpu_node_power.py`` record (``BENCHMARK_RESULTS``/``name``) as the tier runs
     them: each truth (an equivalence's least favourable one inside or outside its margin), the seeds and prompts run
@@ -340,7 +373,8 @@ GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout,
                                                      "run": run_value, "claims-count": claims_count,
                                                      "gallery": gallery_value, "quote": quote_value,
                                                      "quotes": quotes_table, "record": benchmark_value,
-                                                     "cost": cost_value, "power-table": power_table}
+                                                     "cost": cost_value, "power-table": power_table,
+                                                     "table": table_value}
 
 
 def render(text: str, root: Path) -> str:
