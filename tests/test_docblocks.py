@@ -208,11 +208,14 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     (folder / "power.json").write_text(json.dumps({"effects": [
         {"experiment": "a", "power": 0.8649, "prompts": 20000}, {"experiment": "b", "power": 0.07, "prompts": 4000},
         {"experiment": "b2", "power": 0.5, "prompts": 1}]}))
-    (folder / "looks.json").write_text(json.dumps({"s.e. at 2.5%": {"rate": 0.0011}, "s": {"e": 1}}))
+    (folder / "looks.json").write_text(json.dumps({"s.e. at 2.5%": {"rate": 0.0011}, "s": {"e": 1}, "gap": -8.858}))
     value = functools.partial(docblocks.benchmark_value, root=tmp_path)
-    assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-03" and value("gpu_run/looks.json|s.e") == "1"
+    assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-3" and value("gpu_run/looks.json|s.e") == "1"
+    assert value("gpu_run/looks.json|gap|.3g") == "\u22128.86"
     assert value("gpu_run/power.json|effects[experiment=a].power|.2f") == "0.86"
     assert value("gpu_run/power.json|effects[experiment=b].power|.0%") == "7%"
+    assert value("gpu_run/power.json|effects[experiment=b2].power|-.0e") == "5e-1"
+    assert value("gpu_run/power.json|effects[experiment=b2].prompts|+.1f") == "+1.0"
     assert value("gpu_run/power.json|effects[experiment=a].prompts") == "20,000"
     with pytest.raises(UsageError, match=r"effects has 0 elements whose experiment is 'c'"):
         value("gpu_run/power.json|effects[experiment=c].power")
@@ -235,14 +238,15 @@ def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
     (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
     (tmp_path / docblocks.BENCHMARK_RESULTS / "cost.csv").write_text(
         "experiment,rule,job,cpu_seconds,gpu_seconds,peak_host_mb\n"
-        "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\n")
+        "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\nc2,train,j4,60,,100\n")
     value = functools.partial(docblocks.cost_value, root=tmp_path)
     assert [value(f"cost.csv|a|{field}") for field in ("jobs", "trainings")] == ["2", "1"]
     assert [value(f"cost.csv|a|{field}|.2f") for field in ("gpu_hours", "cpu_hours", "cluster_cpu_hours")] == [
         "2.00", "1.50", "0.50"]
-    assert value("cost.csv|tier|gpu_hours|.0f") == "3" and value("cost.csv|tier|trainings") == "2"
+    assert value("cost.csv|tier|gpu_hours|.0f") == "3" and value("cost.csv|tier|trainings") == "3"
+    assert value("cost.csv|a|gpu_trainings") == "1" and value("cost.csv|c2|gpu_trainings") == "0"
     assert value("cost.csv|tier|peak_host_gb|.1f") == "2.5" and value("cost.csv|b|cluster_cpu_hours|.1f") == "0.0"
-    with pytest.raises(UsageError, match=r"choose an experiment of cost.csv \(a, b, tier\) and a field"):
+    with pytest.raises(UsageError, match=r"choose an experiment of cost.csv \(a, b, c2, tier\) and a field"):
         value("cost.csv|c|jobs")
 
 

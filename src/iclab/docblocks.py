@@ -266,13 +266,16 @@ def select(record: object, key: str, path: Path, block: str) -> object:
 
 
 def formatted(value: object, spec: str, block: str) -> str:
-    """``value`` by the format ``spec`` (Python's: ``.2f``, ``,.0f``, ``.0%``), or as ``shown`` without one."""
+    """``value`` by the format ``spec`` (Python's: ``.2f``, ``,.0f``, ``.0%``; a minus sign for a negative number, an
+    exponent without leading zeros), or as ``shown`` without one."""
     if not spec:
         return shown(value)
     try:
-        return format(value, spec)
+        text = format(value, spec)
     except (TypeError, ValueError) as error:
         raise UsageError(f"block {block}: {value!r} cannot be written as {spec!r} ({error})") from None
+    text = re.sub(r"e([+-])0*(\d)", lambda m: "e" + m[1].replace("+", "") + m[2], text)  # 1e-04 → 1e-4
+    return MINUS + text[1:] if text.startswith("-") else text
 
 
 def benchmark_value(arg: str, root: Path) -> str:
@@ -284,13 +287,13 @@ def benchmark_value(arg: str, root: Path) -> str:
     return formatted(value, spec, f"record {arg}")
 
 
-COST_FIELDS = ("jobs", "trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb")
+COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb")
 
 
 def cost_value(arg: str, root: Path) -> str:
     """One number of a cost table (``iclab cost``'s CSV under ``BENCHMARK_RESULTS``) as ``cost.totals`` sums it:
     ``FILE|EXPERIMENT|FIELD[|FORMAT]``, ``EXPERIMENT`` one of the table's or ``tier``, ``FIELD`` one of
-    ``COST_FIELDS`` (``trainings``: its train jobs)."""
+    ``COST_FIELDS`` (``trainings``: its train jobs; ``gpu_trainings``: those that ask for a GPU)."""
     import pandas as pd
 
     from iclab import cost
@@ -299,14 +302,17 @@ def cost_value(arg: str, root: Path) -> str:
     table = pd.read_csv(record_file(name, root, f"cost {arg}"), keep_default_na=False, na_values=[""])
     table["experiment"] = table["experiment"].fillna("")
     sums = cost.totals(table)
-    sums["trainings"] = table[table["rule"] == "train"].groupby("experiment").size()
-    sums.loc["tier", "trainings"] = int((table["rule"] == "train").sum())
+    trains = table["rule"] == "train"
+    for count, jobs in (("trainings", trains), ("gpu_trainings", trains & table["gpu_seconds"].notna())):
+        sums[count] = table[jobs].groupby("experiment").size()
+        sums.loc["tier", count] = int(jobs.sum())
     if experiment not in sums.index or field not in COST_FIELDS:
         raise UsageError(f"block cost {arg}: choose an experiment of {name} ({', '.join(sums.index)}) and a field "
                          f"({', '.join(COST_FIELDS)})")
     value = sums.loc[experiment, field]
     value = 0 if pd.isna(value) else value
-    return formatted(int(value) if field in ("jobs", "trainings") else float(value), spec, f"cost {arg}")
+    return formatted(int(value) if field in ("jobs", "trainings", "gpu_trainings") else float(value), spec,
+                     f"cost {arg}")
 
 
 def markdown_tables(text: str) -> list[tuple[list[str], dict[str, list[str]]]]:
