@@ -283,3 +283,26 @@ def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path)
         value("cost.md|lstm|jobs")
     with pytest.raises(UsageError, match=r"the cell '16× over' is not a number to write as '.0f'"):
         value("cost.md|lstm|a day|.0f")
+
+
+def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
+    """An experiment of three rows: the seeds run, the seeds that would decide it and the prompts' factor come off the
+    seeds cell of the one row whose claim holds the text; a text two rows hold, a field the cell lacks and an unknown
+    experiment are errors. The table's first line gives its verifications (5)."""
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / docblocks.CLAIMS_TABLE).write_text(
+        "3 claims: 1 hold, 0 fail, 2 inconclusive (96% intervals); Holm-adjusted over the 3 (2.5% a side): 1 hold, "
+        "0 fail, 2 inconclusive. 5 verifications of the theory's computation (not counted): 5 pass.\n\n"
+        "## a: 3 claims, 1 hold, 2 inconclusive\n\n| claim (source) | verdict | seeds |\n|:--|:--|--:|\n"
+        "| MLP helps (paper) | inconclusive | 3; to decide: 20 |\n| MLP costs more (paper) | inconclusive | 3; to "
+        "decide: none: the Monte-Carlo error alone is too large (~97× the prompts) |\n| limit reached | holds | 4 |\n")
+    cell = functools.partial(docblocks.claim_cell, root=tmp_path)
+    assert [cell(f"a|MLP helps|{field}") for field in ("seeds", "to decide", "verdict")] == ["3", "20", "inconclusive"]
+    assert cell("a|costs more|prompts") == "97" and cell("a|limit|seeds") == "4"
+    assert docblocks.claims_count("verifications", tmp_path) == "5"
+    with pytest.raises(UsageError, match=r"2 of a's claims hold 'MLP' \(choose one\)"):
+        cell("a|MLP|seeds")
+    with pytest.raises(UsageError, match=r"the row's seeds cell '4' gives no 'to decide'"):
+        cell("a|limit|to decide")
+    with pytest.raises(UsageError, match=r"no experiment 'b' in docs/gallery/claims.md"):
+        cell("b|limit|seeds")

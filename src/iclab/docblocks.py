@@ -186,7 +186,8 @@ def quotes_table(experiment: str, root: Path) -> str:
 
 
 CLAIMS_SUMMARY = re.compile(r"^(?P<claims>\d+) claims: (?P<hold>\d+) hold, (?P<fail>\d+) fail, (?P<inconclusive>\d+) "
-                            r"inconclusive .*?Holm-adjusted.*?: (?P<holm_hold>\d+) hold,", re.M)
+                            r"inconclusive .*?Holm-adjusted.*?: (?P<holm_hold>\d+) hold,(?:.*? (?P<verifications>\d+) "
+                            r"verifications)?", re.M)
 
 
 def experiment_counts(experiment: str, table: str) -> dict[str, int]:
@@ -203,8 +204,8 @@ def experiment_counts(experiment: str, table: str) -> dict[str, int]:
 
 def claims_count(key: str, root: Path) -> str:
     """A count of the run's claims table (``CLAIMS_TABLE``): ``FIELD`` of its first line or ``EXPERIMENT.FIELD`` of
-    an experiment's heading; fields ``claims``, ``hold``, ``fail``, ``inconclusive``, ``holm_hold`` (the table's
-    only), and ``decided``, the share of claims that hold or fail, in whole percent."""
+    an experiment's heading; fields ``claims``, ``hold``, ``fail``, ``inconclusive``, ``holm_hold`` and
+    ``verifications`` (the table's only), and ``decided``, the share of claims that hold or fail, in whole percent."""
     table = (root / CLAIMS_TABLE).read_text()
     experiment, _, field = key.rpartition(".")
     if experiment:
@@ -214,12 +215,38 @@ def claims_count(key: str, root: Path) -> str:
         if summary is None:
             raise UsageError(f"block claims-count: {CLAIMS_TABLE} has no line 'N claims: N hold, N fail, "
                              "N inconclusive … Holm-adjusted …: N hold'")
-        counts = {name: int(value) for name, value in summary.groupdict().items()}
+        counts = {name: int(value) for name, value in summary.groupdict().items() if value is not None}
     if field == "decided":
         return f"{(counts['hold'] + counts['fail']) / counts['claims']:.0%}"
     if field not in counts:
         raise UsageError(f"block claims-count {key}: no such count (known: {', '.join(counts)}, decided)")
     return str(counts[field])
+
+
+CLAIM_FIELDS = {  # what a claim block reads off a row's seeds cell ("3; to decide: 20", "… (~97× the prompts)")
+    "seeds": r"^(\d+)", "to decide": r"to decide: (\d+)", "prompts": r"~(\d+)× the prompts"}
+
+
+def claim_cell(arg: str, root: Path) -> str:
+    """One row of the run's claims table (``CLAIMS_TABLE``): ``EXPERIMENT|TEXT|FIELD``, the one row of
+    ``EXPERIMENT``'s whose claim holds ``TEXT``; ``FIELD`` ``verdict``, or one of ``CLAIM_FIELDS`` read off its seeds
+    cell (the seeds run, the seeds that would decide it, the prompts' factor that would)."""
+    experiment, text, field = (arg.split("|") + ["", ""])[:3]
+    sections = {section.split(":", 1)[0]: section for section in
+                re.split(r"^## ", (root / CLAIMS_TABLE).read_text(), flags=re.M)[1:]}
+    if experiment not in sections:
+        raise UsageError(f"block claim {arg}: no experiment {experiment!r} in {CLAIMS_TABLE}")
+    header, rows = markdown_tables(sections[experiment])[0]
+    chosen = [row for claim, row in rows.items() if text in claim]
+    if len(chosen) != 1:
+        raise UsageError(f"block claim {arg}: {len(chosen)} of {experiment}'s claims hold {text!r} (choose one)")
+    if field == "verdict":
+        return chosen[0][header.index("verdict")]
+    found = re.search(CLAIM_FIELDS.get(field, "(?!)"), chosen[0][header.index("seeds")])
+    if found is None:
+        raise UsageError(f"block claim {arg}: the row's seeds cell {chosen[0][header.index('seeds')]!r} gives no "
+                         f"{field!r} (fields: verdict, {', '.join(CLAIM_FIELDS)})")
+    return found[1]
 
 
 BENCHMARK_RESULTS = Path("benchmarks/results")  # what benchmarks/*.py and the cost and GPU stages wrote
@@ -380,7 +407,7 @@ GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout,
                                                      "gallery": gallery_value, "quote": quote_value,
                                                      "quotes": quotes_table, "record": benchmark_value,
                                                      "cost": cost_value, "power-table": power_table,
-                                                     "table": table_value}
+                                                     "table": table_value, "claim": claim_cell}
 
 
 def render(text: str, root: Path) -> str:
