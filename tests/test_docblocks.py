@@ -306,3 +306,20 @@ def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
         cell("a|limit|to decide")
     with pytest.raises(UsageError, match=r"no experiment 'b' in docs/gallery/claims.md"):
         cell("b|limit|seeds")
+
+
+def test_the_cube_comparison_record_of_a_hand_made_report():
+    """compare_cubes' report of five cubes: one equal, one within round-off (2e-6 and 9.9e-6: the larger counts), one
+    trained (0.35), one missing a variable and one missing (no size): 1 equal, 1 more by round-off, the largest 0.35 in 'c'."""
+    spec = importlib.util.spec_from_file_location("cube_comparison", ROOT / "benchmarks" / "cube_comparison.py")
+    cube_comparison = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cube_comparison)
+    report = ("a.nc: equal\nb.nc: DIFFERS\n  - variable 'x': 5 of 9 values differ (max abs 1e-07, max rel 2.0e-06)\n"
+              "  - variable 'y': 1 of 9 values differ (max abs 1e-07, max rel 9.9e-06)\n"
+              "c.nc: DIFFERS\n  - variable 'risk': 3 of 9 values differ (max abs 0.6, max rel 3.5e-01)\n"
+              "d.nc: DIFFERS\n  - variable 'z' missing\ne.nc: MISSING in new\n1 of 5 cubes equal (rtol 1e-06)\n")
+    largest = cube_comparison.largest_differences(report)
+    assert largest == {"a": 0.0, "b": 9.9e-06, "c": 0.35, "d": None, "e": None}
+    summary = cube_comparison.summary(largest)
+    assert (summary["cubes"], summary["equal"], summary["round_off"]) == (5, 1, 1)
+    assert (summary["largest_relative"], summary["largest_relative_cube"]) == (0.35, "c")
