@@ -100,7 +100,9 @@ def test_no_page_types_a_number_in_a_records_format_outside_a_block():
     ("70 claims: 53 hold; Holm", "verdict count: 53 hold"), ("739 passed", "tests passed: 739 passed"),
     ("298 jobs", "job count: 298 jobs"), ("largest process 1.38 GB", "a run's memory: largest process 1.38 GB"),
     ("0.94 GB resident", "a run's memory: 0.94 GB resident"), ("80% decided", "share decided: 80% decided"),
-    ("5.00, [4.73, 5.26] against", "claim interval: [4.73, 5.26]")])
+    ("5.00, [4.73, 5.26] against", "claim interval: [4.73, 5.26]"), ("3; to decide: 20", "seeds to decide: to decide: 20"),
+    ("error (~97× the prompts)", "seeds to decide: ~97× the prompts"), ("1.49× at k = 2", "a packing gain: 1.49× at k = 2"),
+    ("took 0.05 s a step", "a step's time: 0.05 s a step")])
 def test_a_planted_number_in_each_records_format_is_found_outside_a_block_only(typed, kind, tmp_path):
     """Each format typed on a page is found; the same in a value block, in code, or on a record page is not; near
     misses (a budget in minutes alone, an integer range, a bare count) are not numbers of a record's format."""

@@ -17,8 +17,8 @@ or, for one number inside a sentence or a table cell, on one line:
 records that other pages quote) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
 
 A number in a record's format (``RECORD_FORMATS``: a wall time, job-seconds, GPU-hours, verdict counts, tests passed,
-jobs, a run's memory, a share decided, a claim's interval) outside a block is refused by ``unblocked`` on every page
-but the records themselves (``RECORD_PAGES``).
+jobs, a run's memory, a share decided, a claim's interval, seeds or prompts to decide, a packing gain, a step's time)
+outside a block is refused by ``unblocked`` on every page but the records themselves (``RECORD_PAGES``).
 """
 
 from __future__ import annotations
@@ -457,6 +457,9 @@ RECORD_FORMATS = {  # the shapes in which a run's or a benchmark's numbers are w
     "a run's memory": r"\blargest process (?:of )?\d+(?:\.\d+)? [GM]B\b|\b\d+(?:\.\d+)? [GM]B resident\b",
     "share decided": r"\b\d+% decided\b",
     "claim interval": r"\[-?\d+\.\d+(?:e-?\d+)?, -?\d+\.\d+(?:e-?\d+)?\]",
+    "seeds to decide": r"\bto decide: \d+|~\d+× the prompts",
+    "a packing gain": r"\b\d+\.\d+× at k = \d+",
+    "a step's time": r"\b\d+\.\d{2,} s a step\b",
 }
 UNCHECKED = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # code: commands and names, not a record's numbers
 
