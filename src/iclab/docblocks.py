@@ -14,7 +14,9 @@ or, for one number inside a sentence or a table cell, on one line:
 ``docs/gallery/cubes.json`` (the default run's cube layouts, written by the gallery stage),
 ``docs/gallery/claims.md`` (its claims table), ``docs/gallery/quotes.json`` (the numbers each experiment's
 ``quotes.py`` reads off its cube), ``docs/measurements.yaml`` (the numbers of docs/measurements.md's
-records that other pages quote) and ``benchmarks/results/mutation/*.json`` (``benchmarks/mutation.py``'s scores).
+records that other pages quote), ``benchmarks/results/runs/*.json`` (finished runs), and what benchmarks and the
+cost and GPU stages wrote under ``benchmarks/results``: JSON records (``record``), cost tables (``cost`` sums the CSV,
+``table`` reads a cell of the markdown), ``gpu_node_power.json`` (``power-table``) and ``mutation/*.json``.
 
 A number in a record's format (``RECORD_FORMATS``: a wall time, job-seconds, GPU-hours, verdict counts, tests passed,
 jobs, a run's memory, a share decided, a claim's interval, seeds or prompts to decide, a packing gain, a step's time)
