@@ -110,20 +110,7 @@ def claims_of(experiments: str, root: Path) -> str:
 
 def measured_value(key: str, root: Path) -> str:
     """One number of a record: ``key`` is ``RECORD.FIELD`` of ``MEASUREMENTS``."""
-    return shown(lookup(yaml.safe_load((root / MEASUREMENTS).read_text()), key, MEASUREMENTS, f"value {key}"))
-
-
-def lookup(record: dict, key: str, path: Path, block: str) -> object:
-    """``record``'s field at the dotted ``key`` (``a.b.c``), or an error naming the block (``block``: its name and
-    argument), the file and the fields that are there."""
-    value = record
-    for depth, part in enumerate(key.split(".")):
-        if not isinstance(value, dict) or part not in value:
-            where = ".".join(key.split(".")[:depth]) or "the top level"
-            known = ", ".join(sorted(value)) if isinstance(value, dict) else "none: it is a value"
-            raise UsageError(f"block {block}: {path} has no field {part!r} at {where} (there: {known})")
-        value = value[part]
-    return value
+    return shown(select(yaml.safe_load((root / MEASUREMENTS).read_text()), key, MEASUREMENTS, f"value {key}"))
 
 
 def shown(value: object) -> str:
@@ -138,7 +125,7 @@ def run_value(key: str, root: Path) -> str:
     if not path.is_file():
         raise UsageError(f"block run {key}: no record {RUN_RECORDS / (name + '.json')} (there: "
                          f"{', '.join(sorted(p.stem for p in (root / RUN_RECORDS).glob('*.json')))})")
-    return shown(lookup(json.loads(path.read_text()), field, RUN_RECORDS / f"{name}.json", f"run {key}"))
+    return shown(select(json.loads(path.read_text()), field, RUN_RECORDS / f"{name}.json", f"run {key}"))
 
 
 GALLERY_MANIFEST = Path("docs/gallery/manifest.json")  # written by the gallery stage
