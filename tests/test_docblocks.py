@@ -58,7 +58,8 @@ def test_the_cube_layout_block_by_hand(tmp_path):
 
 def test_the_mutation_scores_block_by_hand(tmp_path):
     """One module's record: 8 killed, 2 survived: a score of 80.0%; the survivors are two mutants of one operator on
-    one line (two `1`s in it), listed once with their count, then one on another line."""
+    one line (two `1`s in it), listed once with their count, then one on another line. A second module with 21
+    unexplained survivors (one more than are listed): its explained one listed, the others counted."""
     results = tmp_path / docblocks.MUTATION_RESULTS
     results.mkdir(parents=True)
     twin = {"line": 3, "operator": "NumberReplacer", "source": "x = 1 + 1", "reason": "equivalent"}
@@ -71,6 +72,15 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
         "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 8 | 3 | 80.0% | 12 s |\n\nSurvivors:\n\n"
         "- `iclab.demo` line 3, NumberReplacer on `x = 1 + 1` (2 mutants): equivalent\n"
         "- `iclab.demo` line 9, NumberReplacer on `x = 1 + 1`: not yet explained\n<!-- /iclab:mutation-scores -->")
+    many = [{**twin, "line": line, "reason": ""} for line in range(10, 10 + docblocks.LISTED_UNEXPLAINED + 1)]
+    (results / "wide.json").write_text(json.dumps({
+        "module": "iclab.wide", "tests": ["tests/test_wide.py"], "counts": {"killed": 9, "survived": 22},
+        "score": 0.29, "wall_s": 5.0, "survivors": [twin, *many]}))
+    page = docblocks.render(text, tmp_path)
+    assert "- `iclab.wide` line 3, NumberReplacer on `x = 1 + 1`: equivalent\n" in page  # explained: listed
+    assert "iclab.wide` line 10" not in page
+    assert page.endswith("- `iclab.wide`: 21 survivors not yet explained, each listed in "
+                         "`benchmarks/results/mutation/wide.json`\n<!-- /iclab:mutation-scores -->")
 
 
 def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
