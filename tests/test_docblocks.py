@@ -81,6 +81,12 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
     assert "iclab.wide` line 10" not in page
     assert page.endswith("- `iclab.wide`: 21 survivors not yet explained, each listed in "
                          "`benchmarks/results/mutation/wide.json`\n<!-- /iclab:mutation-scores -->")
+    (results / "wide.json").write_text(json.dumps({  # exactly as many as are listed: each listed
+        "module": "iclab.wide", "tests": ["tests/test_wide.py"], "counts": {"killed": 9, "survived": 20},
+        "score": 0.31, "wall_s": 5.0, "survivors": many[:-1]}))
+    page = docblocks.render(text, tmp_path)
+    assert "- `iclab.wide` line 29, NumberReplacer on `x = 1 + 1`: not yet explained\n" in page
+    assert "survivors not yet explained, each listed" not in page
 
 
 def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
@@ -224,6 +230,10 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     value = functools.partial(docblocks.benchmark_value, root=tmp_path)
     assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-3" and value("gpu_run/looks.json|s.e") == "1"
     assert value("gpu_run/looks.json|gap|.3g") == "\u22128.86"
+    (folder / "dotted.json").write_text(json.dumps({"a.b": 5}))
+    assert value("gpu_run/dotted.json|a.b") == "5"
+    with pytest.raises(UsageError, match=r"no record benchmarks/results/nowhere/x.json \(in benchmarks/results: \)"):
+        value("nowhere/x.json|a")
     assert value("gpu_run/power.json|effects[experiment=a].power|.2f") == "0.86"
     assert value("gpu_run/power.json|effects[experiment=b].power|.0%") == "7%"
     assert value("gpu_run/power.json|effects[experiment=b2].power|-.0e") == "5e-1"
@@ -235,7 +245,7 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     with pytest.raises(UsageError, match=r"runs has 2 elements whose k is '1'"):
         value("gpu_run/twice.json|runs[k=1]")
     with pytest.raises(UsageError, match=r"no record benchmarks/results/gpu_run/pow.json \(in benchmarks/results/gpu_run: "
-                                         r"looks.json, power.json, twice.json\)"):
+                                         r"dotted.json, looks.json, power.json, twice.json\)"):
         value("gpu_run/pow.json|effects")
     with pytest.raises(UsageError, match=r"has no field 'size' at effects\[experiment=a\] \(there: experiment, power, prompts\)"):
         value("gpu_run/power.json|effects[experiment=a].size")
@@ -265,7 +275,8 @@ def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
 def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
     """Two effects. An equivalence (margin 0.05) whose least favourable truth 0.07 lies outside it, run at 5 seeds
     where the paper's size needs 3, its least favourable power 0.5 below claims.POWER (bold); an ordering whose paper
-    states no size (the CPU's −0.5 stands in), run at the design's seeds and prompts."""
+    states no size (the CPU's −0.5 stands in), run at the design's seeds and prompts; an equivalence whose least
+    favourable truth lies on its margin (outside: inside is strict); an ordering "≥" (no margin written)."""
     def effect(name, relation, margin, source, truth, worst, seeds, ran, power_worst):
         return {"effect": name, "experiment": "x", "truth_source": source,
                 "spread": {"relation": relation, "margin": margin},
@@ -275,10 +286,14 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
     (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
     (tmp_path / docblocks.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
         effect("near", "≈", 0.05, "paper: difference 0", 0.0, 0.07, 3, 5, 0.5),
-        effect("helps", "<", 0.0, "paper: no size stated", -0.5, -0.5, 4, 4, 0.8)]}, ensure_ascii=False))
+        effect("helps", "<", 0.0, "paper: no size stated", -0.5, -0.5, 4, 4, 0.8),
+        effect("edge", "≈", 0.05, "paper: difference 0", 0.0, -0.05, 3, 3, 0.9),
+        effect("at least", "≥", 0.0, "paper: 1", 1.0, 0.5, 3, 3, 0.9)]}, ensure_ascii=False))
     assert docblocks.power_table("power.json", tmp_path).splitlines()[2:] == [
         "| near | x | 0 | 0.07 (outside the margin ±0.05) | 5 (3 at the paper's size) | 2,000 | 0.90 | **0.50** |",
-        "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |"]
+        "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |",
+        "| edge | x | 0 | −0.05 (outside the margin ±0.05) | 3 | 2,000 | 0.90 | 0.90 |",
+        "| at least | x | 1 | 0.5 | 3 | 2,000 | 0.90 | 0.90 |"]
 
 
 def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):
@@ -295,6 +310,8 @@ def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path)
         value("cost.md|lstm|jobs")
     with pytest.raises(UsageError, match=r"the cell '16× over' is not a number to write as '.0f'"):
         value("cost.md|lstm|a day|.0f")
+    with pytest.raises(UsageError, match=r"0 tables of benchmarks/results/cost.md have a column 'jobs' and a row 'tpu'"):
+        value("cost.md|tpu|jobs")
 
 
 def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
@@ -314,6 +331,10 @@ def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
     assert docblocks.claims_count("verifications", tmp_path) == "5"
     with pytest.raises(UsageError, match=r"2 of a's claims hold 'MLP' \(choose one\)"):
         cell("a|MLP|seeds")
+    with pytest.raises(UsageError, match=r"0 of a's claims hold 'nothing' \(choose one\)"):
+        cell("a|nothing|seeds")
+    with pytest.raises(UsageError, match=r"gives no 'zzz' \(fields: verdict, seeds, to decide, prompts\)"):
+        cell("a|limit|zzz")
     with pytest.raises(UsageError, match=r"the row's seeds cell '4' gives no 'to decide'"):
         cell("a|limit|to decide")
     with pytest.raises(UsageError, match=r"no experiment 'b' in docs/gallery/claims.md"):

@@ -122,6 +122,7 @@ def test_a_value_read_off_a_cube_typed_on_a_quoting_page_is_found_outside_a_quot
     typed = "the risk is 1.4405 here"
     assert docblocks.unquoted(typed) == ["a cube's value: 1.4405"]
     assert docblocks.unquoted(f"{MINUS}0.815 and 2.000") == [f"a cube's value: {MINUS}0.815", "a cube's value: 2.000"]
+    assert docblocks.unquoted("0.045 and 0.005") == ["a cube's value: 0.045"]  # two significant digits, not one
     assert docblocks.unquoted("<!-- iclab:quote e.r -->1.4405<!-- /iclab:quote --> `1.4405` [a](x/1.4405)") == []
     assert docblocks.unquoted("a step of 0.001, arXiv:2402.14951, [p](https://arxiv.org/abs/2402.14951), 0.37") == []
     (tmp_path / "docs" / "experiments").mkdir(parents=True)
