@@ -294,6 +294,7 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
         "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |",
         "| edge | x | 0 | −0.05 (outside the margin ±0.05) | 3 | 2,000 | 0.90 | 0.90 |",
         "| at least | x | 1 | 0.5 | 3 | 2,000 | 0.90 | 0.90 |"]
+    assert docblocks.powered("power.json", tmp_path) == "3 of 4"  # 'near' at 0.50 under its least favourable truth
 
 
 def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):

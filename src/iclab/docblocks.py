@@ -397,13 +397,22 @@ def power_table(name: str, root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def powered(name: str, root: Path) -> str:
+    """How many effects of a ``benchmarks/gpu_node_power.py`` record the tier runs at the power a design aims at
+    (``claims.POWER``) under both truths, out of how many: "8 of 9"."""
+    effects = json.loads(record_file(name, root, f"powered {name}").read_text())["effects"]
+    enough = sum(min(e["as_run"]["power"], e["as_run"]["power_least_favourable"]) >= POWER for e in effects)
+    return f"{enough} of {len(effects)}"
+
+
 GENERATORS: dict[str, Callable[[str, Path], str]] = {"cube-layout": cube_layout, "mutation-scores": mutation_scores,
                                                      "claims-of": claims_of, "value": measured_value,
                                                      "run": run_value, "claims-count": claims_count,
                                                      "gallery": gallery_value, "quote": quote_value,
                                                      "quotes": quotes_table, "record": benchmark_value,
                                                      "cost": cost_value, "power-table": power_table,
-                                                     "table": table_value, "claim": claim_cell}
+                                                     "table": table_value, "claim": claim_cell,
+                                                     "powered": powered}
 
 
 def render(text: str, root: Path) -> str:
