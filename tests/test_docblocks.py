@@ -116,8 +116,10 @@ def test_no_page_types_a_number_in_a_records_format_outside_a_block():
     ("70 claims: 53 hold; Holm", "verdict count: 53 hold"), ("739 passed", "tests passed: 739 passed"),
     ("298 jobs", "job count: 298 jobs"), ("largest process 1.38 GB", "a run's memory: largest process 1.38 GB"),
     ("0.94 GB resident", "a run's memory: 0.94 GB resident"), ("80% decided", "share decided: 80% decided"),
-    ("5.00, [4.73, 5.26] against", "claim interval: [4.73, 5.26]"), ("3; to decide: 20", "seeds to decide: to decide: 20"),
-    ("error (~97× the prompts)", "seeds to decide: ~97× the prompts"), ("1.49× at k = 2", "a packing gain: 1.49× at k = 2"),
+    ("5.00, [4.73, 5.26] against", "claim interval: [4.73, 5.26]"),
+    ("3; to decide: 20", "seeds to decide: to decide: 20"),
+    ("error (~97× the prompts)", "seeds to decide: ~97× the prompts"),
+    ("1.49× at k = 2", "a packing gain: 1.49× at k = 2"),
     ("took 0.05 s a step", "a step's time: 0.05 s a step")])
 def test_a_planted_number_in_each_records_format_is_found_outside_a_block_only(typed, kind, tmp_path):
     """Each format typed on a page is found; the same in a value block, in code, or on a record page is not; near
@@ -244,10 +246,12 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     (folder / "twice.json").write_text(json.dumps({"runs": [{"k": 1}, {"k": 1}]}))
     with pytest.raises(UsageError, match=r"runs has 2 elements whose k is '1'"):
         value("gpu_run/twice.json|runs[k=1]")
-    with pytest.raises(UsageError, match=r"no record benchmarks/results/gpu_run/pow.json \(in benchmarks/results/gpu_run: "
+    with pytest.raises(UsageError, match=r"no record benchmarks/results/gpu_run/pow.json "
+                                         r"\(in benchmarks/results/gpu_run: "
                                          r"dotted.json, looks.json, power.json, twice.json\)"):
         value("gpu_run/pow.json|effects")
-    with pytest.raises(UsageError, match=r"has no field 'size' at effects\[experiment=a\] \(there: experiment, power, prompts\)"):
+    with pytest.raises(UsageError, match=r"has no field 'size' at effects\[experiment=a\] "
+                                         r"\(there: experiment, power, prompts\)"):
         value("gpu_run/power.json|effects[experiment=a].size")
     with pytest.raises(UsageError, match=r"'a' cannot be written as '.2f'"):
         value("gpu_run/power.json|effects[experiment=a].experiment|.2f")
@@ -307,11 +311,13 @@ def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path)
     value = functools.partial(docblocks.table_value, root=tmp_path)
     assert value("cost.md|gpt2|packed hours") == "1,409.4" and value("cost.md|gpt2|packed hours|,.0f") == "1,409"
     assert value("cost.md|lstm|a day") == "16× over" and value("cost.md|lstm|packed hours|.0f") == "25"
-    with pytest.raises(UsageError, match=r"2 tables of benchmarks/results/cost.md have a column 'jobs' and a row 'lstm'"):
+    with pytest.raises(UsageError, match=r"2 tables of benchmarks/results/cost.md have a column 'jobs' "
+                                         r"and a row 'lstm'"):
         value("cost.md|lstm|jobs")
     with pytest.raises(UsageError, match=r"the cell '16× over' is not a number to write as '.0f'"):
         value("cost.md|lstm|a day|.0f")
-    with pytest.raises(UsageError, match=r"0 tables of benchmarks/results/cost.md have a column 'jobs' and a row 'tpu'"):
+    with pytest.raises(UsageError, match=r"0 tables of benchmarks/results/cost.md have a column 'jobs' "
+                                         r"and a row 'tpu'"):
         value("cost.md|tpu|jobs")
 
 
@@ -344,7 +350,8 @@ def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
 
 def test_the_cube_comparison_record_of_a_hand_made_report():
     """compare_cubes' report of five cubes: one equal, one within round-off (2e-6 and 9.9e-6: the larger counts), one
-    trained (0.35), one missing a variable and one missing (no size): 1 equal, 1 more by round-off, the largest 0.35 in 'c'."""
+    trained (0.35), one missing a variable and one missing (no size): 1 equal, 1 more by round-off, the largest
+    0.35 in 'c'."""
     spec = importlib.util.spec_from_file_location("cube_comparison", ROOT / "benchmarks" / "cube_comparison.py")
     cube_comparison = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cube_comparison)

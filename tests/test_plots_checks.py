@@ -40,7 +40,8 @@ def test_a_lines_points_are_its_ends_and_sixteen_steps_on_each_segment_a_markers
 
 def test_tick_spacing_is_the_smallest_gap_between_ticks_inside_the_panel_as_a_fraction_of_its_height(axes):
     """Linear 0–1 with ticks 0, 0.25, 1: 0.25; ticks on the limits count (0 and 0.25, 0.75 and 1: 0.25); one tick
-    inside (0.5; 2 lies outside): 1.0; a log axis 1–100 with its minor ticks 2–9: the gap 90–100, log10(100/90) / 2 = 0.0229."""
+    inside (0.5; 2 lies outside): 1.0; a log axis 1–100 with its minor ticks 2–9: the gap 90–100,
+    log10(100/90) / 2 = 0.0229."""
     fig, ax = axes
     ax.set_ylim(0, 1)
     ax.set_yticks([0, 0.25, 1.0])
