@@ -232,8 +232,8 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     value = functools.partial(docblocks.benchmark_value, root=tmp_path)
     assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-3" and value("gpu_run/looks.json|s.e") == "1"
     assert value("gpu_run/looks.json|gap|.3g") == "\u22128.86"
-    (folder / "dotted.json").write_text(json.dumps({"a.b": 5}))
-    assert value("gpu_run/dotted.json|a.b") == "5"
+    (folder / "dotted.json").write_text(json.dumps({"a.b": 5, "c.d": {"e": 7}}))
+    assert value("gpu_run/dotted.json|a.b") == "5" and value("gpu_run/dotted.json|c.d.e") == "7"
     with pytest.raises(UsageError, match=r"no record benchmarks/results/nowhere/x.json \(in benchmarks/results: \)"):
         value("nowhere/x.json|a")
     assert value("gpu_run/power.json|effects[experiment=a].power|.2f") == "0.86"
