@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iclab import docblocks
+from iclab import docblocks, docgallery, docrecords
 from iclab.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ def test_every_generated_block_of_the_docs_is_current():
 def test_a_planted_stale_block_is_found_and_rewritten(tmp_path):
     """docs/cubes.md with one number of a block changed by hand: stale names the page, write restores it."""
     (tmp_path / "docs" / "gallery").mkdir(parents=True)
-    shutil.copy(ROOT / docblocks.CUBE_LAYOUTS, tmp_path / docblocks.CUBE_LAYOUTS)
+    shutil.copy(ROOT / docgallery.CUBE_LAYOUTS, tmp_path / docgallery.CUBE_LAYOUTS)
     (tmp_path / "README.md").write_text("no blocks\n")
     page = (ROOT / "docs" / "cubes.md").read_text()
     assert "| `beta_star_norm` | 4 |" in page
@@ -41,7 +41,7 @@ def test_the_cube_layout_block_by_hand(tmp_path):
         "coords": {"learner": list("abcdefgh"), "seed": [0, 1, 2]},
         "variables": {"risk": ["learner", "seed"], "total": []}}}}
     (tmp_path / "docs" / "gallery").mkdir(parents=True)
-    (tmp_path / docblocks.CUBE_LAYOUTS).write_text(json.dumps(record))
+    (tmp_path / docgallery.CUBE_LAYOUTS).write_text(json.dumps(record))
     text = "x\n<!-- iclab:cube-layout demo -->\nold\n<!-- /iclab:cube-layout -->\ny\n"
     assert docblocks.render(text, tmp_path) == (
         "x\n<!-- iclab:cube-layout demo -->\n"
@@ -60,7 +60,7 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
     """One module's record: 8 killed, 2 survived: a score of 80.0%; the survivors are two mutants of one operator on
     one line (two `1`s in it), listed once with their count, then one on another line. A second module with 21
     unexplained survivors (one more than are listed): its explained one listed, the others counted."""
-    results = tmp_path / docblocks.MUTATION_RESULTS
+    results = tmp_path / docrecords.MUTATION_RESULTS
     results.mkdir(parents=True)
     twin = {"line": 3, "operator": "NumberReplacer", "source": "x = 1 + 1", "reason": "equivalent"}
     (results / "demo.json").write_text(json.dumps({
@@ -72,7 +72,7 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
         "|---|---|---|---|---|---|\n| `iclab.demo` | `tests/test_demo.py` | 8 | 3 | 80.0% | 12 s |\n\nSurvivors:\n\n"
         "- `iclab.demo` line 3, NumberReplacer on `x = 1 + 1` (2 mutants): equivalent\n"
         "- `iclab.demo` line 9, NumberReplacer on `x = 1 + 1`: not yet explained\n<!-- /iclab:mutation-scores -->")
-    many = [{**twin, "line": line, "reason": ""} for line in range(10, 10 + docblocks.LISTED_UNEXPLAINED + 1)]
+    many = [{**twin, "line": line, "reason": ""} for line in range(10, 10 + docrecords.LISTED_UNEXPLAINED + 1)]
     (results / "wide.json").write_text(json.dumps({
         "module": "iclab.wide", "tests": ["tests/test_wide.py"], "counts": {"killed": 9, "survived": 22},
         "score": 0.29, "wall_s": 5.0, "survivors": [twin, *many]}))
@@ -93,7 +93,7 @@ def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):
     """A claims table of two experiments: the block for the second quotes its heading and rows only; an unknown name
     is an error naming the table."""
     (tmp_path / "docs" / "gallery").mkdir(parents=True)
-    (tmp_path / docblocks.CLAIMS_TABLE).write_text(
+    (tmp_path / docgallery.CLAIMS_TABLE).write_text(
         "intro\n\n## a: 1 claim, 1 hold\n\n| claim |\n|:--|\n| a holds |\n\n"
         "## b: 1 claim, 1 inconclusive\n\n| claim |\n|:--|\n| b is open |\n")
     text = "<!-- iclab:claims-of b -->\n<!-- /iclab:claims-of -->"
@@ -136,11 +136,11 @@ def test_a_planted_number_in_each_records_format_is_found_outside_a_block_only(t
 
 def write_records(root: Path) -> None:
     (root / "docs" / "gallery").mkdir(parents=True)
-    (root / docblocks.MEASUREMENTS).write_text("tests:\n  wall: 5 min 35 s\n  passed: 739\ndefault:\n  job_s: 6267\n")
-    (root / docblocks.RUN_RECORDS).mkdir(parents=True)
-    (root / docblocks.RUN_RECORDS / "smoke.json").write_text(json.dumps({"disk_mb": 292.5, "by_rule": {"train": {
+    (root / docrecords.MEASUREMENTS).write_text("tests:\n  wall: 5 min 35 s\n  passed: 739\ndefault:\n  job_s: 6267\n")
+    (root / docrecords.RUN_RECORDS).mkdir(parents=True)
+    (root / docrecords.RUN_RECORDS / "smoke.json").write_text(json.dumps({"disk_mb": 292.5, "by_rule": {"train": {
         "job_s": 1081}}}))
-    (root / docblocks.CLAIMS_TABLE).write_text(
+    (root / docgallery.CLAIMS_TABLE).write_text(
         "70 claims: 53 hold, 1 fail, 16 inconclusive (96% intervals); Holm-adjusted over the 70 (2.5% a side): "
         "29 hold, "
         "0 fail, 41 inconclusive.\n\n## a: 9 claims, 8 hold, 1 inconclusive\n\n| claim |\n\n## b: 1 claim, 1 fail\n")
@@ -210,26 +210,26 @@ def test_the_gallery_block_by_hand(tmp_path):
     (tmp_path / "docs" / "gallery").mkdir(parents=True)
     images = [{"image": "a.png", "cube_commit": "d0f9edd7dc"}, {"image": "b.png", "cube_commit": "d0f9edd7dc"}]
     manifest = {"drawn_by": "16bf08152138", "total_bytes": 1267979, "images": images}
-    (tmp_path / docblocks.GALLERY_MANIFEST).write_text(json.dumps(manifest))
-    assert [docblocks.gallery_value(field, tmp_path) for field in ("drawn_by", "cube_commit", "images", "megabytes")] \
+    (tmp_path / docgallery.GALLERY_MANIFEST).write_text(json.dumps(manifest))
+    assert [docgallery.gallery_value(field, tmp_path) for field in ("drawn_by", "cube_commit", "images", "megabytes")] \
         == ["16bf081", "d0f9edd", "2", "1.27"]
     images[1]["cube_commit"] = "5044389abc"
-    (tmp_path / docblocks.GALLERY_MANIFEST).write_text(json.dumps(manifest))
+    (tmp_path / docgallery.GALLERY_MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(UsageError, match=r"made at 2 commits \(5044389, d0f9edd\)"):
-        docblocks.gallery_value("cube_commit", tmp_path)
-    assert [docblocks.gallery_value(field, tmp_path) for field in ("drawn_by", "images")] == ["16bf081", "2"]
+        docgallery.gallery_value("cube_commit", tmp_path)
+    assert [docgallery.gallery_value(field, tmp_path) for field in ("drawn_by", "images")] == ["16bf081", "2"]
 
 
 def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
     """A JSON record of two effects: a list element is chosen by one of its fields, written by a format or as shown
     (thousands by commas); no element, two elements, no file and a bad format are errors naming what is there."""
-    folder = tmp_path / docblocks.BENCHMARK_RESULTS / "gpu_run"
+    folder = tmp_path / docrecords.BENCHMARK_RESULTS / "gpu_run"
     folder.mkdir(parents=True)
     (folder / "power.json").write_text(json.dumps({"effects": [
         {"experiment": "a", "power": 0.8649, "prompts": 20000}, {"experiment": "b", "power": 0.07, "prompts": 4000},
         {"experiment": "b2", "power": 0.5, "prompts": 1}]}))
     (folder / "looks.json").write_text(json.dumps({"s.e. at 2.5%": {"rate": 0.0011}, "s": {"e": 1}, "gap": -8.858}))
-    value = functools.partial(docblocks.benchmark_value, root=tmp_path)
+    value = functools.partial(docrecords.benchmark_value, root=tmp_path)
     assert value("gpu_run/looks.json|s.e. at 2.5%.rate|.1e") == "1.1e-3" and value("gpu_run/looks.json|s.e") == "1"
     assert value("gpu_run/looks.json|gap|.3g") == "\u22128.86"
     (folder / "dotted.json").write_text(json.dumps({"a.b": 5, "c.d": {"e": 7}}))
@@ -261,11 +261,11 @@ def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
     """Three jobs: a's training (2 GPU-hours, 1 hour of CPU here), a's data job (half an hour of CPU, no GPU: a
     cluster's CPU job), b's training (1 GPU-hour). By hand: a 2 jobs, 1 training, 2 GPU-hours, 1.5 CPU-hours here, 0.5
     on a cluster's CPUs; the tier 3 GPU-hours and 2 trainings; the largest job 2.5 GB."""
-    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
-    (tmp_path / docblocks.BENCHMARK_RESULTS / "cost.csv").write_text(
+    (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docrecords.BENCHMARK_RESULTS / "cost.csv").write_text(
         "experiment,rule,job,cpu_seconds,gpu_seconds,peak_host_mb\n"
         "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\nc2,train,j4,60,,100\n")
-    value = functools.partial(docblocks.cost_value, root=tmp_path)
+    value = functools.partial(docrecords.cost_value, root=tmp_path)
     assert [value(f"cost.csv|a|{field}") for field in ("jobs", "trainings")] == ["2", "1"]
     assert [value(f"cost.csv|a|{field}|.2f") for field in ("gpu_hours", "cpu_hours", "cluster_cpu_hours")] == [
         "2.00", "1.50", "0.50"]
@@ -287,28 +287,28 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
                 "design": {"truth": truth, "seeds": seeds, "prompts": 2000},
                 "least_favourable": {"design": {"truth": worst}},
                 "as_run": {"seeds": ran, "prompts": 2000, "power": 0.9, "power_least_favourable": power_worst}}
-    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
-    (tmp_path / docblocks.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
+    (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docrecords.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
         effect("near", "≈", 0.05, "paper: difference 0", 0.0, 0.07, 3, 5, 0.5),
         effect("helps", "<", 0.0, "paper: no size stated", -0.5, -0.5, 4, 4, 0.8),
         effect("edge", "≈", 0.05, "paper: difference 0", 0.0, -0.05, 3, 3, 0.9),
         effect("at least", "≥", 0.0, "paper: 1", 1.0, 0.5, 3, 3, 0.9)]}, ensure_ascii=False))
-    assert docblocks.power_table("power.json", tmp_path).splitlines()[2:] == [
+    assert docrecords.power_table("power.json", tmp_path).splitlines()[2:] == [
         "| near | x | 0 | 0.07 (outside the margin ±0.05) | 5 (3 at the paper's size) | 2,000 | 0.90 | **0.50** |",
         "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |",
         "| edge | x | 0 | −0.05 (outside the margin ±0.05) | 3 | 2,000 | 0.90 | 0.90 |",
         "| at least | x | 1 | 0.5 | 3 | 2,000 | 0.90 | 0.90 |"]
-    assert docblocks.powered("power.json", tmp_path) == "3 of 4"  # 'near' at 0.50 under its least favourable truth
+    assert docrecords.powered("power.json", tmp_path) == "3 of 4"  # 'near' at 0.50 under its least favourable truth
 
 
 def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):
     """Two tables (pandas' markdown, right-aligned): a cell found by its row's first cell and its column, commas read
     when a format writes it anew; a row and column both tables have, or a text cell with a format, is an error."""
-    (tmp_path / docblocks.BENCHMARK_RESULTS).mkdir(parents=True)
-    (tmp_path / docblocks.BENCHMARK_RESULTS / "cost.md").write_text(
+    (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docrecords.BENCHMARK_RESULTS / "cost.md").write_text(
         "# Cost\n\n| family | jobs | packed hours |\n|:--|--:|--:|\n| gpt2 | 91 | 1,409.4 |\n| lstm | 4 | 24.8 |\n\n"
         "text\n\n| without | jobs | a day |\n|:--|--:|:--|\n| lstm | 87 | 16× over |\n")
-    value = functools.partial(docblocks.table_value, root=tmp_path)
+    value = functools.partial(docrecords.table_value, root=tmp_path)
     assert value("cost.md|gpt2|packed hours") == "1,409.4" and value("cost.md|gpt2|packed hours|,.0f") == "1,409"
     assert value("cost.md|lstm|a day") == "16× over" and value("cost.md|lstm|packed hours|.0f") == "25"
     with pytest.raises(UsageError, match=r"2 tables of benchmarks/results/cost.md have a column 'jobs' "
@@ -326,16 +326,16 @@ def test_the_claim_block_reads_a_hand_made_claims_tables_row(tmp_path):
     seeds cell of the one row whose claim holds the text; a text two rows hold, a field the cell lacks and an unknown
     experiment are errors. The table's first line gives its verifications (5)."""
     (tmp_path / "docs" / "gallery").mkdir(parents=True)
-    (tmp_path / docblocks.CLAIMS_TABLE).write_text(
+    (tmp_path / docgallery.CLAIMS_TABLE).write_text(
         "3 claims: 1 hold, 0 fail, 2 inconclusive (96% intervals); Holm-adjusted over the 3 (2.5% a side): 1 hold, "
         "0 fail, 2 inconclusive. 5 verifications of the theory's computation (not counted): 5 pass.\n\n"
         "## a: 3 claims, 1 hold, 2 inconclusive\n\n| claim (source) | verdict | seeds |\n|:--|:--|--:|\n"
         "| MLP helps (paper) | inconclusive | 3; to decide: 20 |\n| MLP costs more (paper) | inconclusive | 3; to "
         "decide: none: the Monte-Carlo error alone is too large (~97× the prompts) |\n| limit reached | holds | 4 |\n")
-    cell = functools.partial(docblocks.claim_cell, root=tmp_path)
+    cell = functools.partial(docgallery.claim_cell, root=tmp_path)
     assert [cell(f"a|MLP helps|{field}") for field in ("seeds", "to decide", "verdict")] == ["3", "20", "inconclusive"]
     assert cell("a|costs more|prompts") == "97" and cell("a|limit|seeds") == "4"
-    assert docblocks.claims_count("verifications", tmp_path) == "5"
+    assert docgallery.claims_count("verifications", tmp_path) == "5"
     with pytest.raises(UsageError, match=r"2 of a's claims hold 'MLP' \(choose one\)"):
         cell("a|MLP|seeds")
     with pytest.raises(UsageError, match=r"0 of a's claims hold 'nothing' \(choose one\)"):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iclab import docblocks
+from iclab import docblocks, docgallery
 from iclab.errors import ExperimentError, UsageError
 from iclab.experiments import quotes
 from iclab.quotes import MINUS, Quote, fixed, kept, listed, percent, significant, span
@@ -100,10 +100,10 @@ def test_quote_and_quotes_blocks_by_hand(tmp_path):
         "| quantity (from the gallery's cube) | value |\n|---|---|\n| the gap | 0%, 11% |\n| the risk | 2.816 |\n"
         "<!-- /iclab:quotes -->\n")
     with pytest.raises(UsageError, match="block quote e.slope: e quotes no 'slope' \\(it quotes gap, risk\\)"):
-        docblocks.quote_value("e.slope", tmp_path)
+        docgallery.quote_value("e.slope", tmp_path)
     with pytest.raises(UsageError, match="block quotes f: no quotes of experiment 'f' in docs/gallery/quotes.json "
                                          "\\(it has e\\)"):
-        docblocks.quotes_table("f", tmp_path)
+        docgallery.quotes_table("f", tmp_path)
 
 
 def test_table_1s_paper_values_are_the_papers():
