@@ -1,7 +1,9 @@
 """Cluster requests (iclab.cluster) against counts made independently: torch's FLOP counter, the models' own
 parameters, job-seconds and memory measured on this machine."""
 
+import importlib.util
 import itertools
+import json
 import math
 from pathlib import Path
 
@@ -326,3 +328,32 @@ def test_a_rate_fit_never_takes_a_negative_overhead_by_hand():
     assert cluster.fit_step_time([(1e12, 0.01), (3e12, 0.05)]) == (0.0, pytest.approx(1.6e-14))
     assert cluster.fit_step_time([(1e12, 0.012), (3e12, 0.032)]) == (pytest.approx(0.002), pytest.approx(1e-14))
     assert cluster.fit_step_time([(2e12, 0.03)]) == (0.0, pytest.approx(1.5e-14))  # one shape: through the origin
+
+
+def cluster_requests_module():
+    spec = importlib.util.spec_from_file_location("cluster_requests", ROOT / "benchmarks" / "cluster_requests.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cluster_requests_record_spans_its_jobs_and_names_the_longest():
+    """Three hand-made jobs: 2 h (2 models), 5 h (1 model) and 3 h requested; memory 4, 1, 9 GB. By hand: 2–5 h,
+    1–9 GB, the longest the 5 h one (the last or the most memory would name another)."""
+    jobs = [{"minutes": 120, "hours": 2.0, "uncapped_hours": 2.0, "estimate_hours": 1.0, "memory_gb": 4.0,
+             "gpu_memory_gb": 0.0, "model": "lsa", "models": 2},
+            {"minutes": 300, "hours": 5.0, "uncapped_hours": 5.0, "estimate_hours": 2.5, "memory_gb": 1.0,
+             "gpu_memory_gb": 0.0, "model": "gd_beta", "models": 1},
+            {"minutes": 180, "hours": 3.0, "uncapped_hours": 3.0, "estimate_hours": 1.5, "memory_gb": 9.0,
+             "gpu_memory_gb": 0.0, "model": "two_stage", "models": 3}]
+    found = cluster_requests_module().spans(jobs)
+    assert (found["hours_min"], found["hours_max"], found["memory_gb_min"], found["memory_gb_max"]) == (2, 5, 1, 9)
+    assert (found["jobs"], found["longest_model"], found["longest_models"]) == (3, "gd_beta", 1)
+
+
+def test_the_committed_cluster_requests_record_is_what_cluster_py_requests_now():
+    """benchmarks/results/cluster_requests.json (docs/cluster.md quotes it) against the requests of the current code
+    and config/paper.yaml: a change to either makes it stale until the benchmark is rerun."""
+    committed = json.loads((ROOT / "benchmarks/results/cluster_requests.json").read_text())
+    assert json.loads(json.dumps(cluster_requests_module().cluster_requests(ROOT))) == committed, \
+        "stale: rerun python benchmarks/cluster_requests.py"

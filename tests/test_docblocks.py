@@ -260,7 +260,7 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
 def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
     """Three jobs: a's training (2 GPU-hours, 1 hour of CPU here), a's data job (half an hour of CPU, no GPU: a
     cluster's CPU job), b's training (1 GPU-hour). By hand: a 2 jobs, 1 training, 2 GPU-hours, 1.5 CPU-hours here, 0.5
-    on a cluster's CPUs; the tier 3 GPU-hours and 2 trainings; the largest job 2.5 GB."""
+    on a cluster's CPUs; the tier 3 GPU-hours and 2 trainings; the largest job 2.5 GB; the longest GPU training 2 h."""
     (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
     (tmp_path / docrecords.BENCHMARK_RESULTS / "cost.csv").write_text(
         "experiment,rule,job,cpu_seconds,gpu_seconds,peak_host_mb\n"
@@ -272,6 +272,8 @@ def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
     assert value("cost.csv|tier|gpu_hours|.0f") == "3" and value("cost.csv|tier|trainings") == "3"
     assert value("cost.csv|a|gpu_trainings") == "1" and value("cost.csv|c2|gpu_trainings") == "0"
     assert value("cost.csv|tier|peak_host_gb|.1f") == "2.5" and value("cost.csv|b|cluster_cpu_hours|.1f") == "0.0"
+    # the longest GPU training: a's 2 h over the tier (their sum would be 3), none in c2
+    assert [value(f"cost.csv|{e}|longest_gpu_hours|.1f") for e in ("tier", "b", "c2")] == ["2.0", "1.0", "0.0"]
     with pytest.raises(UsageError, match=r"choose an experiment of cost.csv \(a, b, c2, tier\) and a field"):
         value("cost.csv|c|jobs")
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from iclab.docblocks import BLOCK
+
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](image)
 TARGET = re.compile(r"^(#|[\w./-]*\.(md|png|svg|pdf|yaml|txt|py)(#|$)|[\w./-]+/$)")  # a page, a file, a folder
@@ -87,7 +89,8 @@ def records() -> dict[str, str]:
 
 
 def unrecorded(claim: str, known: dict[str, str]) -> list[str]:
-    """The numbers of ``claim`` (links and code aside) that no record it cites holds, or a note that it cites none."""
+    """The numbers of ``claim`` (links, code and generated blocks aside: ``test_docblocks`` checks those against
+    their records) that no record it cites holds, or a note that it cites none."""
     cited = RECORD.findall(claim)
     if not cited:
         return ["no record cited"]
@@ -95,7 +98,7 @@ def unrecorded(claim: str, known: dict[str, str]) -> list[str]:
     if missing:
         return [f"no record #{anchor}" for anchor in missing]
     recorded = set().union(*(NUMBER.findall(known[anchor]) for anchor in cited))
-    prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", claim)  # the links' own text and targets
+    prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", BLOCK.sub("", claim))  # links; blocks, written from their records
     return [number for number in NUMBER.findall(prose) if number not in recorded]
 
 

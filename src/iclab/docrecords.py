@@ -137,13 +137,15 @@ def benchmark_value(arg: str, root: Path) -> str:
     return formatted(value, spec, f"record {arg}")
 
 
-COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb")
+COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb",
+               "longest_gpu_hours")
 
 
 @functools.lru_cache(maxsize=8)
 def cost_sums(path: Path, _mtime_ns: int) -> pd.DataFrame:
     """A cost table's sums by experiment and for the ``tier``, as ``cost.totals`` gives them, with its ``trainings``
-    and ``gpu_trainings`` (read once a version of the file: a page quotes one table many times)."""
+    and ``gpu_trainings`` and its longest GPU training's hours, ``longest_gpu_hours`` (read once a version of the
+    file: a page quotes one table many times)."""
     from iclab import cost
 
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
@@ -153,13 +155,17 @@ def cost_sums(path: Path, _mtime_ns: int) -> pd.DataFrame:
     for count, jobs in (("trainings", trains), ("gpu_trainings", trains & table["gpu_seconds"].notna())):
         sums[count] = table[jobs].groupby("experiment").size()
         sums.loc["tier", count] = int(jobs.sum())
+    longest = table[trains].groupby("experiment")["gpu_seconds"].max() / 3600
+    sums["longest_gpu_hours"] = longest
+    sums.loc["tier", "longest_gpu_hours"] = longest.max()
     return sums
 
 
 def cost_value(arg: str, root: Path) -> str:
     """One number of a cost table (``iclab cost``'s CSV under ``BENCHMARK_RESULTS``) as ``cost.totals`` sums it:
     ``FILE|EXPERIMENT|FIELD[|FORMAT]``, ``EXPERIMENT`` one of the table's or ``tier``, ``FIELD`` one of
-    ``COST_FIELDS`` (``trainings``: its train jobs; ``gpu_trainings``: those that ask for a GPU)."""
+    ``COST_FIELDS`` (``trainings``: its train jobs; ``gpu_trainings``: those that ask for a GPU;
+    ``longest_gpu_hours``: the most GPU-hours of one of them, 0 where none asks for a GPU)."""
     name, experiment, field, spec = (arg.split("|") + [""])[:4]
     path = record_file(name, root, f"cost {arg}")
     sums = cost_sums(path, path.stat().st_mtime_ns)

@@ -1,0 +1,72 @@
+"""Benchmark record: what the paper tier's training jobs ask a SLURM cluster for (``iclab.cluster``), issue 82.
+
+    python benchmarks/cluster_requests.py   # writes benchmarks/results/cluster_requests.json (~2 s)
+
+For each training job of ``config/paper.yaml`` (a model group, ``iclab.plan.model_groups``), on a cluster with GPUs
+and on one without (``ICLAB_SLURM_GPUS=0``): its first attempt's runtime request under the default cap
+(``cluster.MAX_RUNTIME_MIN``), its request before any cap (the estimate × ``cluster.SAFETY``), its host memory request
+and, where it trains on a GPU, the GPU memory it asks for. Stored by family (the models' kinds the docs name
+together) as the smallest and largest over the family's jobs, with the longest job's models; and the retries the
+training rule takes under a 12 h partition limit. These are requests: estimates × SAFETY from the model's shape, not
+the cost table's projections from the smoke run (``benchmarks/results/paper_cost.csv``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iclab import cluster
+from iclab.atomic import write_text
+from iclab.config import load
+from iclab.plan import build_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "cluster_requests.json"
+CONFIG = Path("config/paper.yaml")
+FAMILIES = {"linear": ("gd_beta", "lsa", "feature_attention"), "mean_field": ("mean_field",),
+            "two_stage": ("two_stage",), "gpt2": ("gpt2",), "lstm": ("lstm",), "sequence": ("gpt2", "lstm")}
+PARTITION_LIMIT_MIN = 12 * 60  # a common GPU partition's limit, which the retries are tested under (test_cluster.py)
+
+
+def request(specs: list[dict], gpus_allowed: bool) -> dict:
+    """One training job's requests: minutes and hours (first attempt, capped at the default cap), hours before any
+    cap, host GB, GPU GB (0 on a CPU); its estimate in hours (before SAFETY) and the device it trains on."""
+    seconds = cluster.group_seconds(specs, gpus_allowed)
+    on_gpu = cluster.gpus(specs[0], gpus_allowed) > 0
+    minutes = cluster.group_runtime_minutes(specs, 1, gpus_allowed)
+    return {"minutes": minutes, "hours": minutes / 60, "estimate_hours": seconds / 3600,
+            "uncapped_hours": cluster.SAFETY * seconds / 3600,
+            "memory_gb": cluster.group_memory_mb(specs, gpus_allowed) / 1000,
+            "gpu_memory_gb": max(cluster.device_memory_mb(s, gpus_allowed) for s in specs) / 1000 if on_gpu else 0.0,
+            "device": "gpu" if on_gpu else "cpu", "models": len(specs), "model": specs[0]["model"]["name"]}
+
+
+def spans(jobs: list[dict]) -> dict:
+    """The smallest and largest of each request over ``jobs``, their count, and the longest job's model and size."""
+    longest = max(jobs, key=lambda job: job["uncapped_hours"])
+    found = {"jobs": len(jobs), "longest_model": longest["model"], "longest_models": longest["models"]}
+    for field in ("minutes", "hours", "uncapped_hours", "estimate_hours", "memory_gb", "gpu_memory_gb"):
+        found[f"{field}_min"] = min(job[field] for job in jobs)
+        found[f"{field}_max"] = max(job[field] for job in jobs)
+    return found
+
+
+def cluster_requests(root: Path = ROOT) -> dict:
+    plan = build_plan(load(root / CONFIG))
+    groups = [[plan.train[model_hash].to_dict() for model_hash in members] for members in plan.groups.values()]
+    record = {"config": str(CONFIG), "safety": cluster.SAFETY, "default_cap_hours": cluster.MAX_RUNTIME_MIN / 60,
+              "partition_limit_hours": PARTITION_LIMIT_MIN / 60}
+    for name, gpus_allowed in (("with_gpus", True), ("without_gpus", False)):
+        jobs = [request(specs, gpus_allowed) for specs in groups]
+        record[name] = {family: spans([job for job in jobs if job["model"] in models])
+                        for family, models in FAMILIES.items()}
+        record[name]["cpu_jobs"] = spans([job for job in jobs if job["device"] == "cpu"])
+        record[name]["retries_under_partition_limit"] = max(
+            cluster.retries_needed(cluster.group_seconds(specs, gpus_allowed), PARTITION_LIMIT_MIN) for specs in groups)
+    return record
+
+
+if __name__ == "__main__":
+    write_text(OUT, json.dumps(cluster_requests(), indent=1) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
