@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from iclab import docblocks, docgallery, docrecords
@@ -366,3 +367,25 @@ def test_the_cube_comparison_record_of_a_hand_made_report():
     summary = cube_comparison.summary(largest)
     assert (summary["cubes"], summary["equal"], summary["round_off"]) == (5, 1, 1)
     assert (summary["largest_relative"], summary["largest_relative_cube"]) == (0.35, "c")
+    # verdicts: three claims both tables judge (one changes) and a verification that changes, which is not a claim;
+    # a claim only one table has is not compared
+    table = pd.DataFrame({"experiment": ["e"] * 4, "kind": ["claim"] * 3 + ["verification"],
+                          "claim": ["p", "q", "r", "v"], "verdict": ["holds", "holds", "fails", "holds"]})
+    new = table.assign(verdict=["holds", "inconclusive", "fails", "fails"])
+    new = pd.concat([new, pd.DataFrame({"experiment": ["e"], "kind": ["claim"], "claim": ["s"], "verdict": ["holds"]})])
+    assert cube_comparison.verdicts_compared(table, new) == {"claims": 3, "differ": 1,
+                                                             "changed": ["e: q: holds → inconclusive"]}
+
+
+def test_the_holm_quantile_block_by_the_closed_form_of_t_on_two_degrees_of_freedom(tmp_path):
+    """A table of 10 claims: the first Holm row is judged one-sided at p = 1 − 0.025/10 = 0.9975. On 2 degrees of
+    freedom t_p = (2p − 1)/√(2p(1 − p)) = 0.995/√0.0049875 = 14.09 → "14" (two-sided, p = 0.99875: 19.96 → "20"; 3
+    degrees of freedom: 7.45 → "7"; the normal quantile 2.81 → "3"). 3 seeds give 2 degrees of freedom."""
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / docgallery.CLAIMS_TABLE).write_text(
+        "10 claims: 4 hold, 0 fail, 6 inconclusive (96% intervals); Holm-adjusted over the 10 (2.5% a side): 2 hold, "
+        "0 fail, 8 inconclusive.\n")
+    assert docblocks.render("<!-- iclab:holm-quantile 3 --><!-- /iclab:holm-quantile -->", tmp_path) \
+        == "<!-- iclab:holm-quantile 3 -->14<!-- /iclab:holm-quantile -->"
+    with pytest.raises(UsageError, match=r"holm-quantile 1: give the seeds, a whole number of at least 2"):
+        docgallery.holm_quantile("1", tmp_path)

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from iclab.claims import HOLM_ALPHA
 from iclab.docrecords import markdown_tables
 from iclab.errors import UsageError
 
@@ -167,3 +168,15 @@ def claim_cell(arg: str, root: Path) -> str:
         raise UsageError(f"block claim {arg}: the row's seeds cell {chosen[0][header.index('seeds')]!r} gives no "
                          f"{field!r} (fields: verdict, {', '.join(CLAIM_FIELDS)})")
     return found[1]
+
+
+def holm_quantile(seeds: str, root: Path) -> str:
+    """The Student-t quantile at which the first row of the run's Holm descent is judged when its interval rests on
+    ``seeds`` seeds: one-sided at ``claims.HOLM_ALPHA`` ÷ the table's claim count, on ``seeds`` − 1 degrees of
+    freedom, to the nearest whole number."""
+    from scipy import special
+
+    if not seeds.isdigit() or int(seeds) < 2:
+        raise UsageError(f"block holm-quantile {seeds}: give the seeds, a whole number of at least 2")
+    claims = int(claims_count("claims", root))
+    return f"{special.stdtrit(int(seeds) - 1, 1 - HOLM_ALPHA / claims):.0f}"
