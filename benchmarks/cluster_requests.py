@@ -1,14 +1,16 @@
 """Benchmark record: what the paper tier's training jobs ask a SLURM cluster for (``iclab.cluster``), issue 82.
 
-    python benchmarks/cluster_requests.py   # writes benchmarks/results/cluster_requests.json (~2 s)
+    python benchmarks/cluster_requests.py   # writes benchmarks/results/cluster_requests.json (~3 s)
 
 For each training job of ``config/paper.yaml`` (a model group, ``iclab.plan.model_groups``), on a cluster with GPUs
 and on one without (``ICLAB_SLURM_GPUS=0``): its first attempt's runtime request under the default cap
 (``cluster.MAX_RUNTIME_MIN``), its request before any cap (the estimate × ``cluster.SAFETY``), its host memory request
 and, where it trains on a GPU, the GPU memory it asks for. Stored by family (the models' kinds the docs name
-together) as the smallest and largest over the family's jobs, with the longest job's models; and the retries the
-training rule takes under a 12 h partition limit. These are requests: estimates × SAFETY from the model's shape, not
-the cost table's projections from the smoke run (``benchmarks/results/paper_cost.csv``).
+together) as the smallest and largest over the family's jobs, with the longest job's models; the retries the
+training rule takes under a 12 h partition limit; and what ``iclab gpu-check`` times on the tier (its distinct
+training steps, and its timings of them: eager, compiled, the old loop, TF32). These are requests: estimates ×
+SAFETY from the model's shape, not the cost table's projections from the smoke run
+(``benchmarks/results/paper_cost.csv``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from iclab import cluster
 from iclab.atomic import write_text
 from iclab.config import load
+from iclab.gpu_check import planned_timings, tier_shapes
 from iclab.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +67,8 @@ def cluster_requests(root: Path = ROOT) -> dict:
         record[name]["cpu_jobs"] = spans([job for job in jobs if job["device"] == "cpu"])
         record[name]["retries_under_partition_limit"] = max(
             cluster.retries_needed(cluster.group_seconds(specs, gpus_allowed), PARTITION_LIMIT_MIN) for specs in groups)
+    shapes = tier_shapes(root / CONFIG)
+    record["gpu_check"] = {"steps": len(shapes), "timings": len(planned_timings(shapes))}
     return record
 
 

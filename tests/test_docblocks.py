@@ -259,22 +259,24 @@ def test_the_record_block_of_a_hand_made_benchmark_record(tmp_path):
 
 
 def test_the_cost_block_sums_a_hand_made_cost_table(tmp_path):
-    """Three jobs: a's training (2 GPU-hours, 1 hour of CPU here), a's data job (half an hour of CPU, no GPU: a
-    cluster's CPU job), b's training (1 GPU-hour). By hand: a 2 jobs, 1 training, 2 GPU-hours, 1.5 CPU-hours here, 0.5
-    on a cluster's CPUs; the tier 3 GPU-hours and 2 trainings; the largest job 2.5 GB; the longest GPU training 2 h."""
+    """Five jobs: a's training (2 GPU-hours, 1 hour of CPU here), a's data job (half an hour of CPU, no GPU: a
+    cluster's CPU job), b's two trainings (1 and 0.5 GPU-hours), c2's CPU training. By hand: a 2 jobs, 1 training, 2
+    GPU-hours, 1.5 CPU-hours here, 0.5 on a cluster's CPUs; the tier 3.5 GPU-hours and 4 trainings; the largest job
+    2.5 GB; the longest GPU training 2 h over the tier, 1 h in b (their sums would be 3.5 and 1.5)."""
     (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
     (tmp_path / docrecords.BENCHMARK_RESULTS / "cost.csv").write_text(
         "experiment,rule,job,cpu_seconds,gpu_seconds,peak_host_mb\n"
-        "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\nc2,train,j4,60,,100\n")
+        "a,train,j1,3600,7200,1000\na,data,j2,1800,,2500\nb,train,j3,900,3600,500\nc2,train,j4,60,,100\n"
+        "b,train,j5,450,1800,200\n")
     value = functools.partial(docrecords.cost_value, root=tmp_path)
     assert [value(f"cost.csv|a|{field}") for field in ("jobs", "trainings")] == ["2", "1"]
     assert [value(f"cost.csv|a|{field}|.2f") for field in ("gpu_hours", "cpu_hours", "cluster_cpu_hours")] == [
         "2.00", "1.50", "0.50"]
-    assert value("cost.csv|tier|gpu_hours|.0f") == "3" and value("cost.csv|tier|trainings") == "3"
+    assert value("cost.csv|tier|gpu_hours|.1f") == "3.5" and value("cost.csv|tier|trainings") == "4"
     assert value("cost.csv|a|gpu_trainings") == "1" and value("cost.csv|c2|gpu_trainings") == "0"
     assert value("cost.csv|tier|peak_host_gb|.1f") == "2.5" and value("cost.csv|b|cluster_cpu_hours|.1f") == "0.0"
-    # the longest GPU training: a's 2 h over the tier (their sum would be 3), none in c2
-    assert [value(f"cost.csv|{e}|longest_gpu_hours|.1f") for e in ("tier", "b", "c2")] == ["2.0", "1.0", "0.0"]
+    # the longest GPU training: a's 2 h over the tier, b's 1 h in b (sums: 3.5, 1.5), none in c2
+    assert [value(f"cost.csv|{e}|longest_gpu_hours|.4f") for e in ("tier", "b", "c2")] == ["2.0000", "1.0000", "0.0000"]
     with pytest.raises(UsageError, match=r"choose an experiment of cost.csv \(a, b, c2, tier\) and a field"):
         value("cost.csv|c|jobs")
 
@@ -389,3 +391,18 @@ def test_the_holm_quantile_block_by_the_closed_form_of_t_on_two_degrees_of_freed
         == "<!-- iclab:holm-quantile 3 -->14<!-- /iclab:holm-quantile -->"
     with pytest.raises(UsageError, match=r"holm-quantile 1: give the seeds, a whole number of at least 2"):
         docgallery.holm_quantile("1", tmp_path)
+
+
+def test_the_count_block_counts_a_csvs_data_rows_and_a_json_list(tmp_path):
+    """A CSV of a header and 3 rows gives 3 (its lines are 4); a JSON list of 2 effects gives 2 (the record has 3
+    top-level fields); a field that is not a list is an error."""
+    results = tmp_path / docrecords.BENCHMARK_RESULTS
+    results.mkdir(parents=True)
+    (results / "rates.csv").write_text("card,key\nh,a\nh,b\nh,c\n")
+    (results / "power.json").write_text(json.dumps({"level": 0.99, "commit": "x", "effects": [{"e": 1}, {"e": 2}]}))
+    assert docblocks.render("<!-- iclab:count rates.csv --><!-- /iclab:count --> and "
+                            "<!-- iclab:count power.json|effects --><!-- /iclab:count -->", tmp_path) == (
+        "<!-- iclab:count rates.csv -->3<!-- /iclab:count --> and <!-- iclab:count power.json|effects -->2"
+        "<!-- /iclab:count -->")
+    with pytest.raises(UsageError, match=r"'level' of benchmarks/results/power.json is not a list"):
+        docrecords.counted("power.json|level", tmp_path)

@@ -137,6 +137,19 @@ def benchmark_value(arg: str, root: Path) -> str:
     return formatted(value, spec, f"record {arg}")
 
 
+
+def counted(arg: str, root: Path) -> str:
+    """How many rows a record under ``BENCHMARK_RESULTS`` holds: ``FILE.csv`` its data rows (a timing a row, a job a
+    row), ``FILE.json|FIELD`` the length of the list at ``FIELD`` (as ``select`` reads it)."""
+    name, _, field = arg.partition("|")
+    path = record_file(name, root, f"count {arg}")
+    if path.suffix == ".csv":
+        return str(len(pd.read_csv(path)))
+    found = select(json.loads(path.read_text()), field, BENCHMARK_RESULTS / name, f"count {arg}")
+    if not isinstance(found, list):
+        raise UsageError(f"block count {arg}: {field!r} of {BENCHMARK_RESULTS / name} is not a list")
+    return str(len(found))
+
 COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb",
                "longest_gpu_hours")
 
