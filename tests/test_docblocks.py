@@ -1,5 +1,5 @@
-"""The docs' generated blocks (``iclab.docblocks``): each is what its record gives, a stale one is found, and the
-cube-layout block is worked out by hand from a small record."""
+"""The docs' generated blocks (``iclab.publish.docblocks``): each is what its record gives, a stale one is found, and
+the cube-layout block is worked out by hand from a small record."""
 
 import functools
 import importlib.util
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iclab import docblocks, docgallery, docrecords
+from iclab.publish import docblocks, docgallery, docrecords
 from iclab.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
