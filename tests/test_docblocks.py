@@ -391,6 +391,8 @@ def test_the_holm_quantile_block_by_the_closed_form_of_t_on_two_degrees_of_freed
         == "<!-- iclab:holm-quantile 3 -->14<!-- /iclab:holm-quantile -->"
     with pytest.raises(UsageError, match=r"holm-quantile 1: give the seeds, a whole number of at least 2"):
         docgallery.holm_quantile("1", tmp_path)
+    # 2 seeds, 1 degree of freedom: the Cauchy quantile tan(π(p − ½)) = 1/tan(0.0025π) = 127.3
+    assert docgallery.holm_quantile("2", tmp_path) == "127"
 
 
 def test_the_count_block_counts_a_csvs_data_rows_and_a_json_list(tmp_path):
