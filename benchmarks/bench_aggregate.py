@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, experiment_cube, read_cube, write_cube
+from iclab.store.cubes import EVAL_KIND, EXPERIMENT_KIND, experiment_cube, read_cube, write_cube
 
 OUT = Path(__file__).parent / "results" / "aggregate.json"
 SETTINGS = (16, 64, 256, 1024)

@@ -23,7 +23,7 @@ import torch
 from iclab.config import load
 from iclab.fit.sgd import batch_at, make_optimizer, prompt_loss
 from iclab.models import build_model
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 from iclab.tasks import task_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -35,9 +35,9 @@ import torch
 from iclab.config import load
 from iclab.fit.sgd import (CountingInductor, batch_at, curriculum_stage, loss_points, make_optimizer,
                           prompt_loss, train)
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models import build_model
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 from iclab.tasks import task_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclab import estimators
+from iclab.learners import estimators
 from iclab.models import build_model
 from iclab.tasks import LinearTask, eval_set, train_batch
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from iclab import estimators
-from iclab.similarity import errors_similarity, weights_similarity
+from iclab.learners import estimators
+from iclab.learners.similarity import errors_similarity, weights_similarity
 
 OUT = Path(__file__).parent / "results" / "similarity.json"
 D, K, LAYERS = 20, 41, 13

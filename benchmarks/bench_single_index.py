@@ -4,7 +4,7 @@
 
 Ratios are measured in one run on one machine (this one is shared and noisy): compare ratios, not seconds.
 Measured: (1) kernel ridge predictions at every prefix of a prompt from one Cholesky factorisation
-(iclab.prompt_only) versus one solve per prefix, and its tuning grid with the kernel computed once per
+(iclab.learners.prompt_only) versus one solve per prefix, and its tuning grid with the kernel computed once per
 bandwidth versus once per (bandwidth, penalty); (2) stage 1 of the two-stage fit with the paper's
 last-point query against every point as the query (``stage1_queries``), at the default config's
 largest case (d = 32, n = 256): seconds and the subspace energy reached with the same T₁, and with
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclab import prompt_only
+from iclab.learners import prompt_only
 from iclab.fit import two_stage
 from iclab.tasks import batch_generator
 from iclab.tasks.single_index import SingleIndexTask

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_tuned_baselines.py   # writes benchmarks/results/tuned_baselines.json
 
-Kernel ridge and the two-layer network (Oko et al.'s baselines, ``iclab.prompt_only``) pick one grid entry per
+Kernel ridge and the two-layer network (Oko et al.'s baselines, ``iclab.learners.prompt_only``) pick one grid entry per
 position on held-out prompts. Before issue 49 the evaluation set was run through the whole grid (25 kernel ridge
 entries; 2 learning rates × 200 GD steps of the network at every position) and the chosen entries kept; now only
 the chosen ones are computed (the network's GD runs to the chosen step, at the chosen learning rate). Both ways on
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclab import prompt_only
+from iclab.learners import prompt_only
 from iclab.tasks import batch_generator
 from iclab.tasks.single_index import SingleIndexTask
 

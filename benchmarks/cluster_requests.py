@@ -1,9 +1,9 @@
-"""Benchmark record: what the paper tier's training jobs ask a SLURM cluster for (``iclab.cluster``), issue 82.
+"""Benchmark record: what the paper tier's training jobs ask a SLURM cluster for (``iclab.compute.cluster``), issue 82.
 
     python benchmarks/cluster_requests.py   # writes benchmarks/results/cluster_requests.json (~3 s)
 
-For each training job of ``config/paper.yaml`` (a model group, ``iclab.plan.model_groups``), on a cluster with GPUs
-and on one without (``ICLAB_SLURM_GPUS=0``): its first attempt's runtime request under the default cap
+For each training job of ``config/paper.yaml`` (a model group, ``iclab.pipeline.plan.model_groups``), on a cluster with
+GPUs and on one without (``ICLAB_SLURM_GPUS=0``): its first attempt's runtime request under the default cap
 (``cluster.MAX_RUNTIME_MIN``), its request before any cap (the estimate × ``cluster.SAFETY``), its host memory request
 and, where it trains on a GPU, the GPU memory it asks for. Stored by family (the models' kinds the docs name
 together) as the smallest and largest over the family's jobs, with the longest job's models; the retries the
@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from iclab import cluster
+from iclab.compute import cluster
 from iclab.atomic import write_text
 from iclab.config import load
-from iclab.gpu_check import planned_timings, tier_shapes
-from iclab.plan import build_plan
+from iclab.compute.gpu_check import planned_timings, tier_shapes
+from iclab.pipeline.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "cluster_requests.json"

@@ -37,8 +37,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from iclab.atomic import write_text  # noqa: E402
 from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, prompt_loss, train_step  # noqa: E402
-from iclab.gpu_check import Shape, card_name, environment, file_card, tier_shapes  # noqa: E402
-from iclab.jobs import TrainJob  # noqa: E402
+from iclab.compute.gpu_check import Shape, card_name, environment, file_card, tier_shapes  # noqa: E402
+from iclab.store.jobs import TrainJob  # noqa: E402
 from iclab.models import build_model  # noqa: E402
 from iclab.tasks import task_from_dict  # noqa: E402
 

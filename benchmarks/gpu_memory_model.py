@@ -41,7 +41,7 @@ def worker(spec: str) -> None:
     import torch
 
     from iclab.fit.sgd import batch_at, make_optimizer, train_step
-    from iclab.jobs import TrainJob
+    from iclab.store.jobs import TrainJob
     from iclab.models import build_model
     from iclab.tasks import task_from_dict
 
@@ -66,8 +66,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker)
-    from iclab import cluster
-    from iclab.gpu_check import tier_shapes
+    from iclab.compute import cluster
+    from iclab.compute.gpu_check import tier_shapes
 
     shapes = tier_shapes(REPO / "config" / "gpu_node.yaml")
     measured_gpu = {}

@@ -1,4 +1,5 @@
-"""Benchmark: the seeds and prompts that config/gpu_node.yaml needs to decide each headline effect (``iclab.power``).
+"""Benchmark: the seeds and prompts that config/gpu_node.yaml needs to decide each headline effect
+(``iclab.stats.power``).
 
     python benchmarks/gpu_node_power.py --cubes results/cubes results/look2/cubes --config config.yaml
     python benchmarks/gpu_node_power.py --spreads benchmarks/results/gpu_node_power.json  # the spreads stored there
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from iclab import experiments
 from iclab.config import load
-from iclab.cubes import read_cube
-from iclab.power import (EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable,
+from iclab.store.cubes import read_cube
+from iclab.stats.power import (EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable,
                          power_as_run)
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_node_power.json"

@@ -1,4 +1,4 @@
-"""Benchmark record: Monte-Carlo studies of the claims table's intervals and multiplicity (``iclab.claims``), the
+"""Benchmark record: Monte-Carlo studies of the claims table's intervals and multiplicity (``iclab.stats.claims``), the
 numbers docs/claims.md quotes (issue 82: run-derived numbers generated from a record).
 
     python benchmarks/interval_studies.py   # writes benchmarks/results/interval_studies.json (~2 min, one thread)
@@ -25,7 +25,8 @@ import numpy as np
 import xarray as xr
 
 from iclab.atomic import write_text
-from iclab.claims import Claim, bootstrapped, decide, difference, exact, holm_verdicts, with_sem
+from iclab.stats.claims import Claim, decide, holm_verdicts
+from iclab.stats.estimates import bootstrapped, difference, exact, with_sem
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "interval_studies.json"

@@ -1,7 +1,8 @@
-"""Mutation testing of one module against the tests that name it (issue 81): ``python benchmarks/mutation.py looks``.
+"""Mutation testing of one module against the tests that name it (issue 81): ``python benchmarks/mutation.py
+stats.looks``.
 
-cosmic-ray (``pip install -e '.[mutation]'``) plants one small change at a time in ``src/iclab/<module>.py`` (an
-arithmetic or comparison operator swapped, a number moved, a condition negated, a loop skipped, a boolean flipped;
+cosmic-ray (``pip install -e '.[mutation]'``) plants one small change at a time in ``src/iclab/<package>/<module>.py``
+(an arithmetic or comparison operator swapped, a number moved, a condition negated, a loop skipped, a boolean flipped;
 never a string: cosmic-ray has no string operator) and runs the module's tests on each; a mutant that every test
 passes survived. The run works on a copy of the working tree, so an interrupted run leaves the checkout untouched.
 
@@ -45,8 +46,11 @@ TIMEOUT_S = 120.0  # a mutant whose tests run this long (an endless loop) counts
 
 
 def tests_naming(module: str) -> list[str]:
-    """The test files that import ``iclab.<module>``, but the end-to-end workflow runs (``END_TO_END``)."""
-    pattern = re.compile(rf"(iclab\.{module}\b|from iclab import [^\n]*\b{module}\b)")
+    """The test files that import ``iclab.<module>`` (a dotted name under iclab: ``stats.looks``), but the end-to-end
+    workflow runs (``END_TO_END``)."""
+    package, _, name = module.rpartition(".")
+    parent = re.escape(f"iclab.{package}" if package else "iclab")
+    pattern = re.compile(rf"(iclab\.{re.escape(module)}\b|from {parent} import [^\n]*\b{name}\b)")
     return sorted(f"tests/{path.name}" for path in (ROOT / "tests").glob("test_*.py")
                   if path.name not in END_TO_END and pattern.search(path.read_text()))
 
@@ -63,10 +67,15 @@ def copy_tree(destination: Path) -> None:
             shutil.copy2(source, target)
 
 
+def source_path(module: str) -> str:
+    """``stats.looks`` → ``src/iclab/stats/looks.py``."""
+    return "src/iclab/" + module.replace(".", "/") + ".py"
+
+
 def config_text(module: str, tests: list[str]) -> str:
     command = f"{sys.executable} -m pytest -x -q -n 0 -p no:cacheprovider {' '.join(tests)}"
     excluded = ", ".join(json.dumps(pattern) for pattern in EXCLUDED)
-    return (f'[cosmic-ray]\nmodule-path = "src/iclab/{module}.py"\ntimeout = {TIMEOUT_S}\nexcluded-modules = []\n'
+    return (f'[cosmic-ray]\nmodule-path = "{source_path(module)}"\ntimeout = {TIMEOUT_S}\nexcluded-modules = []\n'
             f'test-command = "{command}"\n\n[cosmic-ray.distributor]\nname = "local"\n\n'
             f'[cosmic-ray.filters.operators-filter]\nexclude-operators = [{excluded}]\n')
 
@@ -114,7 +123,7 @@ def run(module: str, tests: list[str]) -> dict:
         cosmic_ray(work, "cr-filter-operators", str(session), "mutation.toml")
         cosmic_ray(work, "cosmic-ray", "baseline", "mutation.toml")  # the unmutated module must pass its tests
         cosmic_ray(work, "cosmic-ray", "exec", "mutation.toml", str(session))
-        runs = outcomes(session, (work / "src" / "iclab" / f"{module}.py").read_text().splitlines())
+        runs = outcomes(session, (work / source_path(module)).read_text().splitlines())
     counts = {outcome: sum(r["outcome"] == outcome for r in runs) for outcome in ("killed", "survived", "incompetent")}
     survivors = [r | {"reason": justification(module, r)} for r in runs if r["outcome"] == "survived"]
     decided = counts["killed"] + counts["survived"]
@@ -126,12 +135,12 @@ def run(module: str, tests: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("module", help="a module of src/iclab, e.g. looks")
+    parser.add_argument("module", help="a module under iclab, dotted: stats.looks")
     parser.add_argument("--tests", nargs="+", help="test files to run (default: those that import the module)")
     args = parser.parse_args(argv)
     module = args.module.removeprefix("iclab.")
-    if not (ROOT / "src" / "iclab" / f"{module}.py").is_file():
-        parser.error(f"module: no src/iclab/{module}.py (name one module file of src/iclab, e.g. looks)")
+    if not (ROOT / source_path(module)).is_file():
+        parser.error(f"module: no {source_path(module)} (name one module file under src/iclab, dotted: stats.looks)")
     if shutil.which("cosmic-ray", path=str(Path(sys.executable).parent)) is None:
         parser.error("cosmic-ray is not installed in this environment: pip install -e '.[mutation]'")
     tests = args.tests or tests_naming(module)

@@ -6,10 +6,11 @@
 Read from ``RESULTS/benchmarks/<rule>/*.tsv`` (Snakemake's ``benchmark:`` files: one a job) and the folder's files:
 every job's wall seconds by rule, the largest resident memory of any job (Snakemake's ``max_rss``, MiB), the bytes
 on disk by top-level folder (MB: 10⁶ bytes).
-With ``--config``, each experiment's job-seconds as the second look prices them (``iclab.decide.experiment_seconds``:
-trainings and evaluations, then its data sets, optima, theory, aggregation, figure and table; a training shared by
-two experiments counts in each). The run's wall time is not in its files: give it (``--wall-s``) from the clock that
-timed the run. The docs quote the record through ``python -m iclab docs`` (``iclab.docblocks``' ``run`` blocks).
+With ``--config``, each experiment's job-seconds as the second look prices them
+(``iclab.compute.decide.experiment_seconds``: trainings and evaluations, then its data sets, optima, theory,
+aggregation, figure and table; a training shared by two experiments counts in each). The run's wall time is not in its
+files: give it (``--wall-s``) from the clock that timed the run. The docs quote the record through ``python -m iclab
+docs`` (``iclab.publish.docblocks``' ``run`` blocks).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def disk_bytes(folder: Path) -> int:
 
 def experiment_job_seconds(config_path: Path, results: Path) -> dict[str, dict[str, int]]:
     from iclab.config import load
-    from iclab.decide import experiment_seconds
-    from iclab.plan import build_plan
+    from iclab.compute.decide import experiment_seconds
+    from iclab.pipeline.plan import build_plan
 
     plan = build_plan(load(config_path))
     costs = {}

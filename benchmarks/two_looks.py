@@ -1,4 +1,4 @@
-"""Benchmark: the two-look design of the claims table (``claims.LOOK_ALPHAS``, simulated by ``iclab.looks``).
+"""Benchmark: the two-look design of the claims table (``claims.LOOK_ALPHAS``, simulated by ``iclab.stats.looks``).
 
     python benchmarks/two_looks.py   # writes benchmarks/results/two_looks.json (~10–20 min, one thread)
 
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from iclab.claims import LEVEL, LOOK2_MAX_SEEDS, LOOK_ALPHAS, ONE_SEED_LOOK2, decisions, region
-from iclab.looks import intervals_of, simulate
+from iclab.stats.claims import LOOK2_MAX_SEEDS, LOOK_ALPHAS, ONE_SEED_LOOK2, decisions, region
+from iclab.stats.estimates import LEVEL
+from iclab.stats.looks import intervals_of, simulate
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "two_looks.json"
 REPS = 20_000

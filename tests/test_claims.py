@@ -7,7 +7,8 @@ import xarray as xr
 from scipy import stats
 
 from iclab import experiments
-from iclab.claims import Claim, Estimate, decide, difference, exact, over_seeds, seeds_needed, with_sem
+from iclab.stats.claims import Claim, decide, seeds_needed
+from iclab.stats.estimates import Estimate, difference, exact, over_seeds, with_sem
 from iclab.errors import UsageError
 
 Z = stats.norm.ppf(0.975)
@@ -123,7 +124,7 @@ def test_an_ordering_that_is_not_there_holds_at_most_in_5_percent():
     [(4, 0.2, "≈", 1.0, 0.1), (10, 0.5, ">", 1.0, 0.2), (6, 1.6, "≈", 0.5, 0.3)],
 )
 def test_the_probability_that_seeds_decide_a_claim_matches_monte_carlo(seeds, truth, relation, seed_sd, eval_sem):
-    from iclab.claims import LOOK_LEVELS, decision_probability, region
+    from iclab.stats.claims import LOOK_LEVELS, decision_probability, region
 
     start, end, _, _ = region(relation, 1.0)
     values = simulated(np.random.default_rng(8), 4000, seeds, truth, seed_sd, eval_sem)
@@ -137,7 +138,7 @@ def test_the_probability_that_seeds_decide_a_claim_matches_monte_carlo(seeds, tr
 def test_the_seeds_the_table_asks_for_decide_a_true_equivalence_in_80_percent(seed_sd, eval_sem, margin):
     """A pilot whose estimate is the truth (0) and whose spread is the true one; second looks with the seeds it says
     are needed (at look 2's level) hold in 80% (within 3 Monte-Carlo s.e. of 2000 runs), and half as many do not."""
-    from iclab.claims import LOOK_LEVELS
+    from iclab.stats.claims import LOOK_LEVELS
 
     pilot = Estimate(tuple(seed_sd * np.array([-1.0, 0.0, 1.0])), eval_sem, trained=True)  # sd = seed_sd exactly
     needed = int(seeds_needed(pilot, "≈", margin, LOOK_LEVELS[1]))
@@ -189,7 +190,7 @@ def test_a_best_count_at_the_grids_end_is_reported_censored():
 def test_the_bootstrap_resamples_prompt_groups_with_the_same_draws_for_both_sides():
     """Groups of prompts with a known spread, one seed: the bootstrap interval of a mean similarity covers its truth
     at about the level, and two sides drawn identically cancel exactly."""
-    from iclab.claims import bootstrapped
+    from iclab.stats.estimates import bootstrapped
 
     rng = np.random.default_rng(6)
     covered = []
@@ -207,7 +208,7 @@ def test_the_bootstrap_draws_every_prompt_group_as_often_as_chance_and_each_seed
     (s + 1) × the times j was drawn, Binomial(32, 1/32), mean 1 and variance 31/32. Over the 1000 draws every group's
     mean count is 1 within 4 binomial standard errors (a group never drawn gives 0), and seed 2's replicates are
     twice seed 1's (the same draws, each seed's own values)."""
-    from iclab.claims import BOOTSTRAP_RESAMPLES, bootstrapped
+    from iclab.stats.estimates import BOOTSTRAP_RESAMPLES, bootstrapped
 
     g = 32
     marks = g * np.eye(g)[None] * np.array([1.0, 2.0])[:, None, None]  # (seed, grid j, prompt_group)
@@ -232,7 +233,7 @@ def test_the_bootstrap_over_three_seeds_covers_when_the_seeds_spread_dominates()
     """3 seeds whose training spread (0.05) dwarfs the prompts' (0.01 a group): the interval covers the truth at
     ≥ 93% (nominal 95%). Resampling the seeds with replacement covered ~75% (at 1/27 all draws are the lowest
     seed); leaving the seeds out of the interval, far less."""
-    from iclab.claims import bootstrapped
+    from iclab.stats.estimates import bootstrapped
 
     rng = np.random.default_rng(11)
     covered = []
@@ -246,7 +247,7 @@ def test_the_bootstrap_over_three_seeds_covers_when_the_seeds_spread_dominates()
 def test_the_bootstrap_over_three_seeds_rarely_finds_an_order_that_is_not_there():
     """Two similarities of the same models with equal truths (each seed's effects on both correlated, 0.5): the
     claim "a > b" holds in ≤ 3% of runs (one-sided nominal 2.5%; resampling the seeds gave ~12%)."""
-    from iclab.claims import bootstrapped
+    from iclab.stats.estimates import bootstrapped
 
     rng = np.random.default_rng(12)
     holds = []
@@ -263,7 +264,7 @@ def test_batch_means_pair_two_learners_on_the_same_prompts_and_cover():
     """Per-prompt errors of two seed-free learners that share most of their prompt-to-prompt variation: the
     difference from group means covers the true difference at ≥ 94% and is far narrower than the Cauchy–Schwarz
     bound used without groups."""
-    from iclab.intervals import group_means, mean_and_sem
+    from iclab.stats.intervals import group_means, mean_and_sem
 
     rng = np.random.default_rng(4)
     covered, widths, bounds = [], [], []
@@ -283,7 +284,7 @@ def test_batch_means_pair_two_learners_on_the_same_prompts_and_cover():
 def test_groups_pair_only_on_one_named_prompt_set():
     """Groups of two estimates pair only when both name the same prompt set: unnamed sets (the default) keep the
     conservative sum of the Monte-Carlo errors, and over_seeds refuses groups without a name."""
-    from iclab.claims import UNNAMED_PROMPTS
+    from iclab.stats.estimates import UNNAMED_PROMPTS
 
     ga, gb = (1.0, 2.0, 3.0, 4.0), (1.1, 2.1, 2.9, 4.0)
     paired = difference(Estimate((2.5,), 0.5, prompts="x n=4", groups=ga), Estimate((2.5,), 0.5, prompts="x n=4", groups=gb))
@@ -308,7 +309,8 @@ def test_a_difference_with_an_exact_value_keeps_the_groups():
 
 
 def test_verifications_are_listed_apart_and_not_counted_among_the_claims():
-    from iclab.claims import VERIFICATIONS, claims_table, html, markdown, summary
+    from iclab.report.claims_report import VERIFICATIONS, html, markdown, summary
+    from iclab.stats.claims import claims_table
 
     rows = {
         "e": [
@@ -325,6 +327,7 @@ def test_verifications_are_listed_apart_and_not_counted_among_the_claims():
     text = markdown(table)
     assert text.index("a measured claim") < text.index(VERIFICATIONS) < text.index("an ODE's end")
     assert VERIFICATIONS in html(table) and VERIFICATIONS not in markdown(table.iloc[:1])
+    assert html(table) == html(table.copy())  # one table, one page: no random style ids (pandas draws them)
 
 
 def normal_claim(value: float, se: float, look: int = 1) -> Claim:
@@ -346,7 +349,7 @@ def test_a_rows_decision_p_is_its_one_sided_p_value():
 def test_holm_steps_down_from_the_smallest_p():
     """p = 0.001, 0.02, 0.03 on the family's scale at a family-wise 2.5%: only the first holds (0.02 > 0.025 / 2);
     row by row (look 1 at its 2.0%: own p 0.0008, 0.016, 0.024), two."""
-    from iclab.claims import holm_verdicts
+    from iclab.stats.claims import holm_verdicts
 
     rows = [normal_claim(family_scaled(p), 1.0) for p in (0.02, 0.001, 0.03)]
     assert [row.verdict for row in rows] == ["holds", "holds", "inconclusive"]
@@ -385,7 +388,7 @@ HOLM_FAMILIES = [
 
 @pytest.mark.parametrize("p_values, failing, verdicts", HOLM_FAMILIES)
 def test_holm_steps_down_and_stops_where_worked_out_by_hand(p_values, failing, verdicts):
-    from iclab.claims import HOLM_ALPHA, holm_verdicts
+    from iclab.stats.claims import HOLM_ALPHA, holm_verdicts
 
     assert HOLM_ALPHA == pytest.approx(0.025)
     rows = family(p_values, failing)
@@ -396,7 +399,7 @@ def test_holm_steps_down_and_stops_where_worked_out_by_hand(p_values, failing, v
 
 def test_holm_decides_more_than_bonferroni_where_the_step_down_reaches_further():
     """p = (0.001, 0.02) at 2.5%: Bonferroni judges 0.02 at 0.0125 (inconclusive), Holm at 0.025 after 0.001 passed."""
-    from iclab.claims import holm_verdicts
+    from iclab.stats.claims import holm_verdicts
 
     rows = family((0.001, 0.02))
     bonferroni = [row.verdict_at(1 - 2 * 0.020 / 2) for row in rows]  # look 1's share of 0.025 / 2
@@ -420,7 +423,7 @@ LOOK_FAMILIES = [
 
 @pytest.mark.parametrize("rows, verdicts", LOOK_FAMILIES)
 def test_holm_scales_each_rows_p_by_its_looks_share_of_the_error(rows, verdicts):
-    from iclab.claims import holm_verdicts
+    from iclab.stats.claims import holm_verdicts
 
     claims = [normal_claim(stats.norm.ppf(p), 1.0, look=look) for look, p in rows]
     own = ["holds" if p <= (0.020, 0.005)[look - 1] else "inconclusive" for look, p in rows]  # at its look's rate
@@ -431,7 +434,7 @@ def test_holm_scales_each_rows_p_by_its_looks_share_of_the_error(rows, verdicts)
 def test_holm_keeps_the_family_wise_error_at_its_rate():
     """20 orderings that are not there (true difference 0): some row holds in ≤ 3.5% of 300 families under Holm
     (nominal 2.5%), against ~40% row by row."""
-    from iclab.claims import holm_verdicts
+    from iclab.stats.claims import holm_verdicts
 
     rng = np.random.default_rng(13)
     any_holm, any_raw = [], []
@@ -443,7 +446,7 @@ def test_holm_keeps_the_family_wise_error_at_its_rate():
 
 
 def test_rows_of_an_experiment_whose_seeds_were_raised_say_so():
-    from iclab.claims import claims_table
+    from iclab.stats.claims import claims_table
 
     trained = over_seeds(xr.DataArray([1.0, 1.1, 0.9], dims="seed"))
     rows = {"e": [Claim("trained", "p", trained, "<", exact(2.0), "t"), Claim("exact", "p", exact(0.0), "<",
@@ -458,7 +461,7 @@ def ltb_gap_cube(rng, relative_offset: float, prompts: int = 2000, seeds: int = 
     """An ltb_gap cube at one ‖β*‖ and n: per-prompt squared errors at the final query of the LSA at its class's
     optimum (exponential: most of the spread is in how hard each prompt is) and of a trained LSA per seed (the
     same prompts' errors × (1 + relative_offset), plus a little per-seed noise); the optimum's exact risk is 1."""
-    from iclab.intervals import group_means, mean_and_sem
+    from iclab.stats.intervals import group_means, mean_and_sem
 
     hard = rng.exponential(1.0, size=prompts)  # (B,)
     errors = {"lsa_optimal": np.tile(hard, (seeds, 1))}  # (S, B): a baseline repeats along the seeds
@@ -485,7 +488,7 @@ def test_ltb_gap_pairs_the_trained_lsa_with_its_class_optimum_on_the_same_prompt
     """Monte Carlo over evaluation sets: paired with the optimal LSA on the same prompts, an LSA at the optimum
     holds (≥ 95%) and one 1.5 margins (7.5%) above it fails (≥ 95%); the unpaired row (against the exact risk) is
     more than 10 times wider."""
-    from iclab.claims import REACHES
+    from iclab.stats.claims import REACHES
     from iclab.experiments.ltb_gap.claims import reaches_optimum
 
     def lsa_reaches_its_class_optimum(cube, norm, where):
@@ -551,7 +554,8 @@ def test_the_cross_run_newton_claim_compares_kappa_with_the_well_conditioned_run
 
 
 def test_the_markdown_table_is_one_plain_line_a_claim_under_its_experiments_counts():
-    from iclab.claims import claims_table, markdown
+    from iclab.report.claims_report import markdown
+    from iclab.stats.claims import claims_table
 
     rows = {
         "first": [Claim("a holds", "paper A", over_seeds(xr.DataArray([1.0, 1.1, 0.9], dims="seed")), "<",

@@ -20,7 +20,8 @@ import pytest
 import xarray as xr
 
 from iclab import experiments
-from iclab.claims import Claim, exact, over_seeds
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import exact, over_seeds
 
 SEEDS, GROUPS = 3, 32
 PROMPT_SD, SEED_SD = 0.8, 0.004

@@ -9,7 +9,7 @@ import torch
 import xarray as xr
 
 from iclab.__main__ import main
-from iclab.cubes import EVAL_KIND, EXPERIMENT_KIND, write_cube
+from iclab.store.cubes import EVAL_KIND, EXPERIMENT_KIND, write_cube
 from iclab.hashing import canonical_json
 from iclab.tasks import LinearTask
 
@@ -111,7 +111,7 @@ def test_evaluation_refuses_a_data_set_or_model_of_another_spec(tmp_path: Path, 
     from conftest import REPO
 
     from iclab.config import load
-    from iclab.plan import build_plan
+    from iclab.pipeline.plan import build_plan
 
     plan = build_plan(load(REPO / "tests" / "data" / "tiny.yaml"))
     setting = next(s for s in plan.settings["ltb_gap"].values() if s.models)
@@ -135,7 +135,7 @@ def test_theory_names_a_model_it_was_not_given(tmp_path: Path, caplog):
     from conftest import REPO
 
     from iclab.config import load
-    from iclab.plan import build_plan
+    from iclab.pipeline.plan import build_plan
 
     plan = build_plan(load(REPO / "tests" / "data" / "tiny.yaml"))
     setting = next(iter(plan.settings["single_index"].values()))

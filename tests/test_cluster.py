@@ -1,4 +1,4 @@
-"""Cluster requests (iclab.cluster) against counts made independently: torch's FLOP counter, the models' own
+"""Cluster requests (iclab.compute.cluster) against counts made independently: torch's FLOP counter, the models' own
 parameters, job-seconds and memory measured on this machine."""
 
 import importlib.util
@@ -13,11 +13,11 @@ import torch
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from iclab import cluster
+from iclab.compute import cluster
 from iclab.config import load
 from iclab.fit.sgd import prompt_loss
 from iclab.models import build_model
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 
 
 def job(model: dict, d: int, n: int, **train) -> dict:
@@ -246,7 +246,7 @@ def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
     parameters × 16 B, 1e9 B of CUDA context: × 2 = 9,174 MB → 9,500 MB reserved. With the scores' term (the old
     model) it reserved 49,000; counting bf16 as float32 would give 16,500; gelu_new adds 40 B a unit under bf16 and
     48 in float32 (its float32 intermediates); a block without its MLP keeps 13."""
-    from iclab.gpu_check import tier_shapes
+    from iclab.compute.gpu_check import tier_shapes
 
     spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
     assert spec["model"]["activation"] == "gelu_pytorch_tanh" and spec["train"]["precision"] == "bfloat16"
@@ -266,7 +266,7 @@ def test_the_host_and_measured_device_reservations_of_a_gpu_training_by_hand():
     context) = 2,150,994,944 B, × 2 = 4,302 MB → 4,500 MB (without the context 2,500, without the parameters 4,000,
     without the base 2,500). With its shape's peak measured at 3,000 MiB: device 1e9 + 3,000 × 2²⁰ = 4,145,728,000 B,
     × 2 = 8,291 MB → 8,500 MB (without the context 6,500; MiB read as MB 8,000; the model's estimate 9,500)."""
-    from iclab.gpu_check import tier_shapes
+    from iclab.compute.gpu_check import tier_shapes
 
     spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
     assert cluster.model_size(spec).parameters == 9_437_184
@@ -283,7 +283,7 @@ def test_a_gpu_step_estimated_from_the_anchors_by_hand():
     52.12 ms, host-bound (their sum, 81.2 ms, would count the overlap twice). A step of 8.901e12 bf16 FLOPs at the
     same depth takes the device 100 ms: device-bound. probe_layers' LSTM (10 layers × 82 tokens): 7 ms + 820 · 66 µs
     = 61.12 ms."""
-    from iclab.gpu_check import tier_shapes
+    from iclab.compute.gpu_check import tier_shapes
 
     shapes = tier_shapes(ROOT / "config" / "gpu_node.yaml")
     spec = shapes[0].spec

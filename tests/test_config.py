@@ -14,7 +14,7 @@ from conftest import REPO
 
 from iclab.config import ConfigError, load, validate
 from iclab.errors import ExperimentError
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 
 
 @pytest.fixture
@@ -168,8 +168,8 @@ def test_plan_shares_jobs_and_names_them_by_content(default_config):
 def test_models_that_train_in_seconds_share_a_job_per_task_and_training_config_and_the_others_train_alone(
     default_config,
 ):
-    from iclab import cluster
-    from iclab.plan import GROUPED_MODELS
+    from iclab.compute import cluster
+    from iclab.pipeline.plan import GROUPED_MODELS
 
     plan = build_plan(validate(default_config))
     assert sorted(h for members in plan.groups.values() for h in members) == sorted(plan.train)  # each model once
@@ -272,8 +272,8 @@ def test_no_learner_trains_on_prompts_longer_than_its_position_embeddings(path):
 
 def test_a_learner_whose_prompts_exceed_its_positions_is_refused_when_planning():
     from iclab.errors import ExperimentError
-    from iclab.jobs import TrainJob
-    from iclab.plan import check_positions
+    from iclab.store.jobs import TrainJob
+    from iclab.pipeline.plan import check_positions
     from iclab.tasks import LinearTask
 
     spec = {"name": "gpt2", "n_points": 5, "prompt_format": "interleaved", "n_embd": 8, "n_layer": 1, "n_head": 2}

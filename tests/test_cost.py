@@ -1,4 +1,4 @@
-"""The cost table (iclab.cost): a tier's jobs projected from hand-built smoke-run logs and benchmarks."""
+"""The cost table (iclab.compute.cost): a tier's jobs projected from hand-built smoke-run logs and benchmarks."""
 
 import json
 import math
@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
-from iclab import cluster
+from iclab.compute import cluster
 from iclab.__main__ import main
 from iclab.config import validate
-from iclab.cost import Smoke, cost_table, markdown, totals
-from iclab.plan import build_plan
-from iclab.smoke import SMOKE_PROMPTS, smoke_config
+from iclab.compute.cost import Smoke, cost_table, markdown, totals
+from iclab.pipeline.plan import build_plan
+from iclab.pipeline.smoke import SMOKE_PROMPTS, smoke_config
 
 STEPS, FULL_STEPS, FULL_PROMPTS = 2, 1000, 1000
 PREFIX = "2026-11-26 09:00:00,000 INFO iclab.progress: "
@@ -97,8 +97,9 @@ def test_evaluation_scales_learners_by_prompts_and_seeds_analyses_by_prompts_and
 def test_a_tuned_baselines_construction_scales_with_its_held_out_prompts(tmp_path, tier, monkeypatch):
     """The zero baseline taken as tuned (tuning.TUNED): the smoke run tunes it on SMOKE_PROMPTS held-out
     prompts, the tier on HOLDOUT_PROMPTS, so its 0.3 s of construction count HOLDOUT_PROMPTS / SMOKE_PROMPTS times."""
-    from iclab import cost, plan
-    from iclab.tuning import HOLDOUT_PROMPTS
+    from iclab.compute import cost
+    from iclab.pipeline import plan
+    from iclab.learners.tuning import HOLDOUT_PROMPTS
 
     monkeypatch.setattr(plan, "TUNED", ("zero",))
     monkeypatch.setattr(cost, "TUNED", ("zero",))
@@ -287,7 +288,7 @@ def test_the_cards_peak_caps_what_a_day_needs_by_hand():
     """A day against the packed hours and the floor of the card's peak: 25 h of FLOPs at the peak cannot fit at any
     rate, however few the packed hours; 48 packed hours over a 2-hour floor need 2× faster steps, which the peak
     allows up to 24×; 20 packed hours fit."""
-    from iclab import packing
+    from iclab.compute import packing
 
     hour = 3600.0
     assert packing.day_verdict(30 * hour, 25 * hour).startswith("cannot fit at any rate: their FLOPs alone take 25.0 h")
@@ -299,7 +300,7 @@ def test_the_cards_peak_caps_what_a_day_needs_by_hand():
 def test_the_day_verdicts_bounds_are_inclusive_and_its_hours_exact_by_hand():
     """A floor of exactly a day can still fit; packed hours of exactly a day fit; at 1,000-hour scales the hours are
     printed to the tenth (an hour of 3,601 s would print 999.7)."""
-    from iclab import packing
+    from iclab.compute import packing
 
     hour = 3600.0
     assert packing.day_verdict(24 * hour, 24 * hour) == "fits: 24.0 h of 24"
@@ -313,7 +314,7 @@ def test_the_smallest_gain_and_the_cards_room_at_its_bounds_by_hand():
     → 2,500 MB, so an 80,000 MB card holds exactly 32; a card of exactly 2 × 2,500 MB holds the measured k = 2 (it
     packs), one of 6,000 MB holds 2 (80,000 // 2,500 and 6,000 // 2,500: floors), and one smaller than a reservation
     still runs one at a time (room 1, not 0)."""
-    from iclab import packing
+    from iclab.compute import packing
 
     gpt2 = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1}, "task": {"d": 3, "n_points": 6},
             "train": {"steps": 10, "batch_size": 8}}
@@ -336,7 +337,7 @@ def test_packed_hours_at_each_familys_measured_gain_by_hand():
     """Two GPT-2 jobs of 10 h and 38 h packed at a measured gain of 1.5 (k = 2) take 32 h of the card; an LSTM job
     of 4 h, its family not measured, runs alone: 36 h. A gain measured at k = 2 does not apply where the card holds
     only one of the family's largest reservation: 48 h."""
-    from iclab import packing
+    from iclab.compute import packing
 
     gpt2 = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1}, "task": {"d": 3, "n_points": 6},
             "train": {"steps": 10, "batch_size": 8}}

@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 from conftest import REPO
 
-from iclab.cubes import CubeError, combine, cube_spec, read_cube, write_cube
+from iclab.store.cubes import CubeError, combine, cube_spec, read_cube, write_cube
 
 
 def small_cube(value=1.0, **coords):

@@ -1,14 +1,14 @@
-"""The second look's plan (``iclab.decide``): what each inconclusive row needs, read from the table's text, and
+"""The second look's plan (``iclab.compute.decide``): what each inconclusive row needs, read from the table's text, and
 each experiment's new seeds and price from hand-made benchmarks, worked out by hand."""
 
 import pandas as pd
 import pytest
 
-from iclab import decide
+from iclab.compute import decide
 from iclab.config import validate
-from iclab.claims import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, SMOKE_VERDICT
-from iclab.plan import build_plan
-from iclab.smoke import results_dir
+from iclab.stats.claims import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, ONE_SEED_LOOK2, SMOKE_VERDICT
+from iclab.pipeline.plan import build_plan
+from iclab.pipeline.smoke import results_dir
 
 
 def table(rows):

@@ -1,5 +1,5 @@
-"""The docs' generated blocks (``iclab.docblocks``): each is what its record gives, a stale one is found, and the
-cube-layout block is worked out by hand from a small record."""
+"""The docs' generated blocks (``iclab.publish.docblocks``): each is what its record gives, a stale one is found, and
+the cube-layout block is worked out by hand from a small record."""
 
 import functools
 import importlib.util
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iclab import docblocks, docgallery, docrecords
+from iclab.publish import docblocks, docgallery, docrecords
 from iclab.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -391,6 +391,8 @@ def test_the_holm_quantile_block_by_the_closed_form_of_t_on_two_degrees_of_freed
         == "<!-- iclab:holm-quantile 3 -->14<!-- /iclab:holm-quantile -->"
     with pytest.raises(UsageError, match=r"holm-quantile 1: give the seeds, a whole number of at least 2"):
         docgallery.holm_quantile("1", tmp_path)
+    # 2 seeds, 1 degree of freedom: the Cauchy quantile tan(π(p − ½)) = 1/tan(0.0025π) = 127.3
+    assert docgallery.holm_quantile("2", tmp_path) == "127"
 
 
 def test_the_count_block_counts_a_csvs_data_rows_and_a_json_list(tmp_path):

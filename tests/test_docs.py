@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from iclab.docblocks import BLOCK
+from iclab.publish.docblocks import BLOCK
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](image)

@@ -66,7 +66,7 @@ def test_every_page_renders_as_written():
 
 
 def test_every_repository_path_in_the_docs_and_config_comments_exists():
-    assert missing_paths("see `benchmarks/results/no_such_file.json` and src/iclab/looks.py") == [
+    assert missing_paths("see `benchmarks/results/no_such_file.json` and src/iclab/stats/looks.py") == [
         "benchmarks/results/no_such_file.json"]
     named = {page.relative_to(ROOT).as_posix(): missing_paths(page.read_text()) for page in PAGES}
     named |= {path.relative_to(ROOT).as_posix(): missing_paths(config_comments(path)) for path in CONFIGS}

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from iclab import estimators, numerics
+from iclab import numerics
+from iclab.learners import estimators
 
 B, K, D = 3, 9, 5  # prefixes k = 0..8 cover k < d, k = d and k > d
 

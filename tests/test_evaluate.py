@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from iclab.evaluate import bin_means
-from iclab.intervals import mean_and_sem
+from iclab.pipeline.evaluate import bin_means
+from iclab.stats.intervals import mean_and_sem
 from iclab.experiments.base import log_position_bins
 
 
@@ -55,7 +55,7 @@ def test_binned_standard_error_counts_the_correlation_within_a_prompt():
 
 def test_the_risk_cube_keeps_group_means_of_each_learners_errors_per_prompt_group():
     """risk_groups: a baseline's repeat along seed; each group is the plain mean of its prompts' errors."""
-    from iclab.evaluate import risk_dataset
+    from iclab.pipeline.evaluate import risk_dataset
 
     rng = np.random.default_rng(1)
     errors = {(0, 0): rng.exponential(size=(64, 3)), (0, 1): rng.exponential(size=(64, 3)),
@@ -75,7 +75,7 @@ def test_a_setting_caps_the_positions_a_learner_predicts():
     import torch
     from types import SimpleNamespace
 
-    from iclab.evaluate import all_predictions
+    from iclab.pipeline.evaluate import all_predictions
     from iclab.experiments.base import Setting
     from iclab.tasks import Batch
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from iclab.experiments.lsa_shifts.experiment import covariate_scale
-from iclab.intervals import bootstrap_band
+from iclab.stats.intervals import bootstrap_band
 from iclab.tasks import LinearTask
 from iclab.theory import lsa as lsa_theory
 

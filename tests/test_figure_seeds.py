@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iclab import plots
+from iclab.report import plots
 
 NAN = float("nan")
 SEED_VALUES = np.array([0.5, 0.5, 2.0])  # × x at seeds 0, 1, 2

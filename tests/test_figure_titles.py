@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from test_figure_seeds import CUBES, synthetic_cube
 
-from iclab import plots
+from iclab.report import plots
 
 ASSERTING = re.compile(r"\b(must|learns|reaches|beats|tolerated|helps|grows|needs|moves|finds|converges|matches|stays|"
                        r"stops|follows|degrades|depends|spikes|falls|covers|spans)\b")

@@ -1,4 +1,4 @@
-"""The front page's gallery (iclab.gallery): images downscaled to a palette PNG with a provenance footer, and a
+"""The front page's gallery (iclab.publish.gallery): images downscaled to a palette PNG with a provenance footer, and a
 manifest whose sizes, commits and config hash are checked against the files, git and hashlib."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import pytest
 import xarray as xr
 from PIL import Image
 
-from iclab.cubes import EXPERIMENT_KIND, write_cube
+from iclab.store.cubes import EXPERIMENT_KIND, write_cube
 from iclab.errors import CubeError, UsageError
-from iclab.gallery import FOOTER, MAX_WIDTH, code_hash, figure_code_hash, make_gallery
+from iclab.publish.gallery import FOOTER, code_hash, figure_code_hash, make_gallery
+from iclab.report.plots import GALLERY_WIDTH
 
 RED, BLUE = (200, 30, 30), (30, 30, 200)
 CONFIG = {"experiments": {"ltb_gap": {"seeds": 3}}, "threads": 1}
@@ -37,8 +38,8 @@ def git(*args: str) -> str:
 @pytest.fixture(autouse=True)
 def quoting_nothing_but_a_stub(monkeypatch):
     """The stub cubes here hold no experiment's variables: ltb_gap's quotes are one number of its risk's length."""
-    from iclab import gallery
-    from iclab.quotes import Quote
+    from iclab.publish import gallery
+    from iclab.report.quotes import Quote
 
     def stub(name, cube):
         return [Quote("points", str(cube.sizes["n"]), "the risk's length")] if name == "ltb_gap" else []
@@ -52,15 +53,15 @@ def cube(path: Path, experiment: str) -> Path:
 
 
 def test_images_are_downscaled_palette_pngs_with_a_stamp_and_the_manifest_matches_the_files(tmp_path):
-    png = two_colour_png(tmp_path / "ltb_gap.png", 2 * MAX_WIDTH, 1000)
+    png = two_colour_png(tmp_path / "ltb_gap.png", 2 * GALLERY_WIDTH, 1000)
     manifest = make_gallery([png], [cube(tmp_path / "ltb_gap.nc", "ltb_gap")], tmp_path / "out", CONFIG,
                             ["config.yaml"])
     out = tmp_path / "out" / "ltb_gap.png"
     with Image.open(out) as image:
-        assert image.mode == "P" and image.size == (MAX_WIDTH, 500 + FOOTER)
+        assert image.mode == "P" and image.size == (GALLERY_WIDTH, 500 + FOOTER)
         pixels = np.asarray(image.convert("RGB")).astype(int)
-    np.testing.assert_allclose(pixels[250, MAX_WIDTH // 4], RED, atol=8)
-    np.testing.assert_allclose(pixels[250, 3 * MAX_WIDTH // 4], BLUE, atol=8)
+    np.testing.assert_allclose(pixels[250, GALLERY_WIDTH // 4], RED, atol=8)
+    np.testing.assert_allclose(pixels[250, 3 * GALLERY_WIDTH // 4], BLUE, atol=8)
     footer = pixels[500:]
     assert (footer.sum(axis=-1) < 500).any(), "no text in the footer"
     assert (footer[:, -50:] == 255).all(), "the footer is white around the text"
@@ -169,7 +170,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def stale_images(manifest: dict) -> list[str]:
-    """The gallery's images whose figure code (``figure_code``: a hash of the figure's modules and iclab.plots)
+    """The gallery's images whose figure code (``figure_code``: a hash of the figure's modules and iclab.report.plots)
     differs from this checkout's: drawn by other code than the figure's now."""
     return [f"{image['image']} (drawn by figure code {image.get('figure_code')}, the checkout's is {now})"
             for image in manifest["images"]
@@ -188,7 +189,7 @@ def test_the_figure_codes_hash_tells_its_files_and_contents_apart(tmp_path):
     assert code_hash(files, tmp_path) != expected
     experiments = REPO / "src" / "iclab" / "experiments"  # probe_illconditioned's figure imports probe_similarity's
     figure = [experiments / "probe_illconditioned" / "figure.py", experiments / "probe_similarity" / "figure.py",
-              experiments / "probe_layers" / "__init__.py", experiments.parent / "plots.py"]
+              experiments / "probe_layers" / "__init__.py", experiments.parent / "report" / "plots.py"]
     assert figure_code_hash("probe_illconditioned") == code_hash(figure, experiments.parents[1])
     assert figure_code_hash("probe_illconditioned") != code_hash(figure[:-1], experiments.parents[1])
 
@@ -208,7 +209,7 @@ def test_the_gallerys_own_folder_does_not_mark_its_drawing_modified(tmp_path):
     """Snakemake removes a job's outputs before the job: a committed gallery being redrawn must not read as edited
     code. In a repository of two tracked files: the gallery's image removed, the drawing is clean; the code edited,
     it is marked."""
-    from iclab.gallery import drawing_commit
+    from iclab.publish.gallery import drawing_commit
 
     repo = tmp_path / "repo"
     (repo / "docs" / "gallery").mkdir(parents=True)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from iclab.evaluate import predict
-from iclab.intervals import mean_and_sem
+from iclab.pipeline.evaluate import predict
+from iclab.stats.intervals import mean_and_sem
 from iclab.fit.sgd import curriculum_stage, train
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models import build_model, numpy_predictor
 from iclab.tasks import LinearTask
 from iclab.tasks.samplers import train_batch
@@ -217,7 +217,7 @@ def test_evaluation_stops_at_the_positions_the_model_has():
 def test_layer_states_end_where_the_model_reads_its_prediction(prompts, name):
     """Layer L's state at each x token, through the model's own read-out, is the model's prediction;
     each layer's state at a position sees only that position's prefix (changing later tokens leaves it)."""
-    from iclab.probing import apply_readouts
+    from iclab.learners.probing import apply_readouts
 
     spec, width = SEQUENCE_MODELS[name]
     model = build_model(spec, D).eval()

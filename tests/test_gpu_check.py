@@ -1,5 +1,5 @@
-"""The prepared GPU check (``iclab.gpu_check``) at tiny shapes on the CPU: what it times, what it writes and when it
-refuses; its FLOP counts against ``cluster``'s, its agreement errors against numpy."""
+"""The prepared GPU check (``iclab.compute.gpu_check``) at tiny shapes on the CPU: what it times, what it writes and
+when it refuses; its FLOP counts against ``cluster``'s, its agreement errors against numpy."""
 
 import csv
 import json
@@ -14,10 +14,10 @@ import pytest
 import torch
 from conftest import GPU_IMAGE_PRELUDE, REPO
 
-from iclab import cluster, gpu_check
+from iclab.compute import cluster, gpu_check
 from iclab.config import load
 from iclab.errors import UsageError
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 
 PAPER = REPO / "config" / "paper.yaml"
 GPU_DAY = REPO / "config" / "gpu_node.yaml"

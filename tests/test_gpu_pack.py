@@ -1,5 +1,6 @@
-"""The prepared packing check (``iclab.gpu_pack``) at a tiny shape on the CPU, in this process: a training's weights
-digest repeats bit for bit and changes with the seed; the result file compares k copies against the lone runs."""
+"""The prepared packing check (``iclab.compute.gpu_pack``) at a tiny shape on the CPU, in this process: a training's
+weights digest repeats bit for bit and changes with the seed; the result file compares k copies against the lone
+runs."""
 
 import json
 import os
@@ -12,8 +13,8 @@ import pytest
 import torch
 from conftest import GPU_IMAGE_PRELUDE
 
-from iclab import gpu_pack
-from iclab.gpu_check import tiny
+from iclab.compute import gpu_pack
+from iclab.compute.gpu_check import tiny
 
 GPU_DAY = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
 
@@ -72,8 +73,8 @@ def test_overlap_of_timed_windows_by_hand():
 
 
 GPU_IMAGE_WORKER = GPU_IMAGE_PRELUDE + """
-from iclab import gpu_pack
-from iclab.gpu_check import tiny
+from iclab.compute import gpu_pack
+from iclab.compute.gpu_check import tiny
 job = tiny(gpu_pack.busiest_shape(gpu_pack.Path(sys.argv[1]))).job
 print(gpu_pack.train_and_time(job, torch.device("cpu"), 6)["sha256"])
 """

@@ -15,7 +15,7 @@ from conftest import REPO
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from iclab.fit.sgd import CUBLAS_WORKSPACES, batch_at, deterministic_kernels, make_optimizer, prompt_loss, train_step
-from iclab.gpu_check import tier_shapes, tiny
+from iclab.compute.gpu_check import tier_shapes, tiny
 from iclab.models import build_model
 from iclab.models.gpt2 import GPT2Learner
 from iclab.models.lstm import LSTMLearner

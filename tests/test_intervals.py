@@ -1,4 +1,4 @@
-"""The one band definition (``iclab.intervals``) and the LTB paper's Table 1 layout."""
+"""The one band definition (``iclab.stats.intervals``) and the LTB paper's Table 1 layout."""
 
 import numpy as np
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 import xarray as xr
 
 from iclab.experiments.ltb_table1.table import table as ltb_table1
-from iclab.intervals import band, quantile
+from iclab.stats.intervals import band, quantile
 
 
 def test_band_combines_seed_spread_and_the_shared_evaluation_error():
@@ -124,7 +124,7 @@ def test_a_learner_that_does_not_depend_on_the_seed_covers_at_its_level_with_the
 
 
 def test_group_means_are_the_means_of_contiguous_groups_of_prompts():
-    from iclab.intervals import group_means
+    from iclab.stats.intervals import group_means
 
     samples = np.arange(12.0).reshape(6, 2)  # (B, K)
     np.testing.assert_allclose(group_means(samples, 3), [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]])
@@ -136,7 +136,7 @@ def test_the_ratio_of_two_means_has_the_delta_methods_error_by_monte_carlo():
     """Correlated numerators and denominators on the same prompts (squared errors and squared targets): over 2000
     repeated evaluation sets of 400 prompts, the spread of the ratio matches the delta-method s.e. within 10%,
     and the ratio ± 1.96 s.e. covers the ratio of the true means at 93–97%."""
-    from iclab.intervals import ratio_and_sem
+    from iclab.stats.intervals import ratio_and_sem
 
     rng = np.random.default_rng(8)
     target = rng.standard_normal((2000, 400))  # (R, B)
@@ -153,7 +153,7 @@ def test_the_prompt_bootstrap_draws_every_prompt_as_often_as_chance():
     prompt never drawn (its band 0 to 0) or drawn twice as often (its band reaching 5) fails."""
     from scipy import stats
 
-    from iclab.intervals import BOOTSTRAP_LEVEL, bootstrap_band
+    from iclab.stats.intervals import BOOTSTRAP_LEVEL, bootstrap_band
 
     b = 32
     low, high = bootstrap_band(b * np.eye(b))  # (K,), (K,)

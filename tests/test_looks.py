@@ -1,12 +1,13 @@
-"""The two-look design (``iclab.looks``, ``claims.LOOK_ALPHAS``): the simulated rule is the table's, and its false
+"""The two-look design (``iclab.stats.looks``, ``claims.LOOK_ALPHAS``): the simulated rule is the table's, and its false
 verdicts over both looks stay within 2.5% a side with the truth on the region's edge."""
 
 import numpy as np
 import pytest
 import xarray as xr
 
-from iclab import looks
-from iclab.claims import LOOK_LEVELS, Claim, decisions, exact, over_seeds, region, seeds_needed
+from iclab.stats import looks
+from iclab.stats.claims import LOOK_LEVELS, Claim, decisions, region, seeds_needed
+from iclab.stats.estimates import exact, over_seeds
 
 RELATIONS = [("≈", 1.0), ("<", 0.0), (">", 0.5), ("≤", 0.5), ("≥", 0.0)]
 REPS = 4000
@@ -64,7 +65,7 @@ def test_a_true_effect_is_decided_more_often_after_the_second_look():
 def ordering(name: str, value: float, look: int = 1, verification: bool = False, seeds: int = 0) -> Claim:
     """'m < 0' on an estimate m ~ N(value, 1): seed-free (its one-sided p is Φ(value); "seeds needed" names none, so
     look 2 does not plan for it) or of one seed (p 1; look 2 plans ``ONE_SEED_LOOK2`` seeds)."""
-    from iclab.claims import Estimate
+    from iclab.stats.estimates import Estimate
 
     measured = Estimate((float(value),) * max(seeds, 1), 1.0, trained=seeds > 0)
     return Claim(name, "test", measured, "<", exact(0.0), "normal", look=look, verification=verification)
@@ -79,7 +80,7 @@ def test_the_table_of_both_looks_keeps_look_ones_decisions_and_takes_look_two_fo
     inconclusive. (Judging "ignored" at look 2 would make it hold.)"""
     from scipy import stats
 
-    from iclab.claims import claims_table
+    from iclab.stats.claims import claims_table
 
     first = {"e": [ordering("decided", stats.norm.ppf(0.001)), ordering("open", 0.0, seeds=1),
                    ordering("ignored", stats.norm.ppf(0.3)), ordering("check", -9.0, verification=True)]}
@@ -103,7 +104,7 @@ def test_the_table_of_both_looks_keeps_look_ones_decisions_and_takes_look_two_fo
 def test_look_two_plans_seeds_within_the_caps_and_nothing_else(text, need):
     """``claims.look2_need`` on each text "seeds needed" may hold, at the caps (20 seeds, 16× the prompts) and one
     past them."""
-    from iclab.claims import look2_need
+    from iclab.stats.claims import look2_need
 
     assert look2_need(text) == need
 
@@ -148,7 +149,7 @@ C_NEW = -0.5 + 0.01 * (-1.0) ** np.arange(15)  # C's look-2 values: fails on its
 
 
 def table_claim(values, look):
-    from iclab.claims import Estimate
+    from iclab.stats.estimates import Estimate
 
     return Claim("row", "test", Estimate(tuple(float(v) for v in values), 0.1, trained=True), ">", exact(0.0), "b",
                  0.0, "test", look=look)
@@ -218,7 +219,7 @@ def test_look_twos_rows_pair_with_look_ones_though_their_text_quotes_new_prompts
     """probe_hidden_size's rows quote the zero predictor's error on the evaluation prompts: 4.98 at look 1 and, on
     look 2's fresh prompts, 4.97. The two lists pair in order (same length, sources and relations), so look 2's
     decided row is the table's; a list of another length pairs by identical text only."""
-    from iclab.claims import claims_table, same_claims
+    from iclab.stats.claims import claims_table, same_claims
 
     first = [ordering("narrowest (zero predictor's error 4.98)", 0.0, seeds=1), ordering("widest (4.98)", 0.0, seeds=1)]
     second = [ordering("narrowest (zero predictor's error 4.97)", -5.0, look=2), ordering("widest (4.97)", 0.0, look=2)]

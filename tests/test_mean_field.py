@@ -12,7 +12,7 @@ from iclab import theory
 from iclab.fit import mean_field as mean_field_fit
 from iclab.fit import train_config
 from iclab.fit.mean_field import batch_loss, birth_death, fit, particle_potentials, perturb
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models.mean_field import MeanFieldTransformer, optimal_gamma
 from iclab.tasks import MeanFieldTask, task_from_dict
 from iclab.tasks.samplers import batch_generator, eval_set

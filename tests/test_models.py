@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclab import estimators
+from iclab.learners import estimators
 from iclab.models import build_model
 from iclab.models.linear import GDBeta, LinearSelfAttention, LinearTransformerBlock
 

@@ -8,7 +8,7 @@ import torch
 import yaml
 from conftest import REPO
 
-from iclab.baselines import basis_bayes
+from iclab.learners.baselines import basis_bayes
 from iclab.errors import ExperimentError
 from iclab.experiments import experiment
 from iclab.experiments.nonparametric_icl.rates import fitted_slope

@@ -1,4 +1,4 @@
-"""The LSA class optimum as a job of its own (jobs.OptimumJob, iclab.optima): computed once per task, read by the
+"""The LSA class optimum as a job of its own (jobs.OptimumJob, iclab.store.optima): computed once per task, read by the
 evaluations (the lsa_optimal baseline) and theories (lsa_optimum) of every setting of that task."""
 
 import json
@@ -7,17 +7,18 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from iclab import estimators, theory
+from iclab import theory
+from iclab.learners import estimators
 from iclab.__main__ import main
-from iclab.baselines import lsa_optimal
+from iclab.learners.baselines import lsa_optimal
 from iclab.config import load
-from iclab.cubes import read_cube
+from iclab.store.cubes import read_cube
 from iclab.errors import CubeError
 from iclab.experiments import ExperimentError, experiment
 from iclab.experiments.base import Setting, TheoryInputs
-from iclab.jobs import OptimumJob
-from iclab.optima import read_optimum
-from iclab.plan import Plan, build_plan
+from iclab.store.jobs import OptimumJob
+from iclab.store.optima import read_optimum
+from iclab.pipeline.plan import Plan, build_plan
 from iclab.tasks import LinearTask
 from iclab.tasks.linear import final_query_setting
 from iclab.tasks.samplers import batch_generator, sample

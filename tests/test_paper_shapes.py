@@ -2,8 +2,8 @@
 heads, tokens: the most work a prompt) trained for one step and saved, then read back the way an evaluation reads
 it and run on three prompts at the full length.
 
-Only the work is cut, as in the smoke run (``iclab.smoke``), and more: two prompts a batch (the batch is an axis no
-code path branches on; the smoke run measures every shape at its full batch), the two-stage fit's stage 1 on one
+Only the work is cut, as in the smoke run (``iclab.pipeline.smoke``), and more: two prompts a batch (the batch is an
+axis no code path branches on; the smoke run measures every shape at its full batch), the two-stage fit's stage 1 on one
 chunk of two prompts. Its stage 2 at the paper's width (a 16,384² Gram matrix, a minute's solve) is left to the
 smoke run."""
 
@@ -12,17 +12,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclab import cluster
+from iclab.compute import cluster
 from iclab.config import load
-from iclab.evaluate import predict
+from iclab.pipeline.evaluate import predict
 from iclab.fit.fitters import FITTERS, fitter
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models import numpy_predictor
-from iclab.plan import build_plan
-from iclab.smoke import full_shape_from_step_one
+from iclab.pipeline.plan import build_plan
+from iclab.pipeline.smoke import full_shape_from_step_one
 from iclab.tasks import task_from_dict
 from iclab.tasks.samplers import eval_set
-from iclab.trained import TrainedModel, save_model
+from iclab.store.trained import TrainedModel, save_model
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = tuple(FITTERS)  # every model family that trains

@@ -1,4 +1,4 @@
-"""Figure conventions (iclab.plots): one colour per learner in every figure, distinct within a figure (a model
+"""Figure conventions (iclab.report.plots): one colour per learner in every figure, distinct within a figure (a model
 variant named after its sweep value, GPT-2's ``hidden_64``, is coloured by its sweep's ordered palette instead)."""
 
 import numpy as np
@@ -7,8 +7,8 @@ import xarray as xr
 from conftest import REPO
 
 from iclab.config import load
-from iclab.plan import build_plan
-from iclab.plots import LEARNER_LABELS, learner_colours
+from iclab.pipeline.plan import build_plan
+from iclab.report.plots import LEARNER_LABELS, learner_colours
 
 NO_SEEDS = xr.Dataset()  # a cube without a seed dimension: no one-seed note
 
@@ -33,7 +33,7 @@ def test_log_bands_keep_the_arithmetic_mean_and_are_the_t_band_made_multiplicati
     import xarray as xr
     from scipy import stats
 
-    from iclab.plots import seed_bands
+    from iclab.report.plots import seed_bands
 
     errors = np.array([[1e-1, 1e-2, 1e-3], [2.0, 2.0, 2.0]])  # (position, seed): decades apart, then equal
     frame = seed_bands(xr.DataArray(errors * 5, dims=("position", "seed"), coords={"position": [1, 2]}), scale=5,
@@ -53,7 +53,7 @@ def test_save_refuses_a_legend_entry_its_panel_does_not_draw_and_a_legend_over_d
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from iclab.plots import save, theme
+    from iclab.report.plots import save, theme
 
     theme()
 
@@ -86,7 +86,7 @@ def test_save_refuses_a_legend_entry_its_panel_does_not_draw_and_a_legend_over_d
 def test_save_refuses_text_under_nine_pixels_at_the_gallery_width_naming_the_width_allowed(tmp_path):
     import matplotlib.pyplot as plt
 
-    from iclab.plots import save, theme
+    from iclab.report.plots import save, theme
 
     theme()
     fig, ax = plt.subplots(figsize=(40, 4))  # 11 pt at 150 dpi, the ~31 tight inches shrunk to 1400 px: ~7 px
@@ -101,7 +101,7 @@ def test_save_refuses_text_under_nine_pixels_at_the_gallery_width_naming_the_wid
 def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_writes_nothing(tmp_path):
     import matplotlib.pyplot as plt
 
-    from iclab.plots import TEXT_SIZE, save, theme
+    from iclab.report.plots import TEXT_SIZE, save, theme
 
     theme()
     fig, ax = plt.subplots()
@@ -130,7 +130,7 @@ def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(t
     import numpy as np
     import seaborn as sns
 
-    from iclab.plots import declare_flat, save, theme
+    from iclab.report.plots import declare_flat, save, theme
 
     theme()
     nan = np.full(3, np.nan)
@@ -166,7 +166,7 @@ def test_a_flat_panel_is_refused_unless_declared_and_panels_sharing_an_axis_coun
     ticks (2–9 a decade) set its spacing, so data over 80% of a 1-decade axis are not flat."""
     import matplotlib.pyplot as plt
 
-    from iclab.plots import LayoutProblem, declare_flat, save, theme
+    from iclab.report.plots import LayoutProblem, declare_flat, save, theme
 
     theme()
     fig, ax = plt.subplots()
@@ -196,7 +196,7 @@ def test_a_flat_panel_is_refused_unless_declared_and_panels_sharing_an_axis_coun
 def test_twin_axes_need_a_reason(tmp_path):
     import matplotlib.pyplot as plt
 
-    from iclab.plots import LayoutProblem, save, theme, twin_axis
+    from iclab.report.plots import LayoutProblem, save, theme, twin_axis
 
     theme()
     for reason in (None, "GD's steps grow by powers of 2, Newton's count by one"):
@@ -218,7 +218,7 @@ def test_a_figure_of_one_seed_says_so_read_from_its_cube(tmp_path):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from iclab.plots import ONE_SEED_NOTE, save, theme
+    from iclab.report.plots import ONE_SEED_NOTE, save, theme
 
     theme()
     for seeds, noted in ((1, True), (3, False), (None, False)):
@@ -238,7 +238,7 @@ def test_a_workflow_run_records_a_layout_problem_draws_the_figure_and_a_test_sti
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from iclab.plots import LayoutProblem, recording_layout_problems, save, theme
+    from iclab.report.plots import LayoutProblem, recording_layout_problems, save, theme
 
     theme()
 
@@ -273,8 +273,9 @@ def test_claim_intervals_draws_each_rows_interval_its_prompts_part_and_region_by
     import matplotlib.pyplot as plt
     from matplotlib.collections import PolyCollection
 
-    from iclab.claims import Claim, Estimate, exact
-    from iclab.plots import claim_intervals
+    from iclab.stats.claims import Claim
+    from iclab.stats.estimates import Estimate, exact
+    from iclab.report.plots import claim_intervals
 
     measured = Estimate((0.1, 0.3), mc_se=0.05, trained=True)
     near = Claim("near", "hand", measured, "≈", exact(0.0), "hand", 0.25, "hand")
@@ -314,7 +315,7 @@ def test_lsa_convergence_declares_its_distance_panel_flat_only_where_the_ode_its
     import matplotlib.pyplot as plt
 
     from iclab.experiments.lsa_convergence import figure as module
-    from iclab.plots import FLAT_REASON
+    from iclab.report.plots import FLAT_REASON
 
     drawn = []
     monkeypatch.setattr(module, "save", lambda fig, png, cube: drawn.append(fig))

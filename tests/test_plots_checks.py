@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 import xarray as xr  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from iclab import plots  # noqa: E402
+from iclab.report import plots  # noqa: E402
 
 
 @pytest.fixture

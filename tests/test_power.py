@@ -1,5 +1,5 @@
-"""iclab.power (the seeds and prompts that decide an effect) against a Monte Carlo of the decision, its least
-favourable truth by hand, config/gpu_node.yaml against its design, and iclab.packing's floor by hand."""
+"""iclab.stats.power (the seeds and prompts that decide an effect) against a Monte Carlo of the decision, its least
+favourable truth by hand, config/gpu_node.yaml against its design, and iclab.compute.packing's floor by hand."""
 
 import json
 import math
@@ -10,8 +10,8 @@ import pytest
 import yaml
 from scipy import stats
 
-from iclab import cluster, packing
-from iclab.power import EFFECTS, LEVEL, MC_SHARE, Effect, Spread, design, least_favourable, power_as_run
+from iclab.compute import cluster, packing
+from iclab.stats.power import EFFECTS, LEVEL, MC_SHARE, Effect, Spread, design, least_favourable, power_as_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -94,7 +94,7 @@ def test_the_prompt_factor_at_its_bounds_by_hand():
     1× exactly keeps 1,000 prompts (the bound is inclusive); a truth 1.0001 × twice the reach at 1024× (s.e. 0.01) needs
     exactly 1024× (512× reaches √2 farther): 1,024,000 prompts; a truth 0.9999 × that is past the cap: "over 1024×
     the prompts", at 2,048,000 prompts and no seeds."""
-    from iclab.claims import monte_carlo_reach
+    from iclab.stats.claims import monte_carlo_reach
 
     spread = Spread(estimate=1.0, relation=">", margin=0.0, seeds=3, sd=0.01, mc_se=0.32, prompts=1000)
     edge = 2 * monte_carlo_reach(">", 0.32, LEVEL)  # exactly: the tie that the inclusive bound decides
@@ -112,7 +112,7 @@ def test_the_seed_cap_is_inclusive_and_past_it_the_design_keeps_its_prompts():
     whose fewest deciding seeds (``claims.deciding_seeds`` at 1× and 2× the prompts) are exactly 20 gets 20 and a
     power ≥ 80%; one that needs 21 is "over 20 seeds" with NaN power, at the prompts the design chose (2,000: the
     Monte-Carlo part at 1× takes more than half the distance)."""
-    from iclab.claims import deciding_seeds
+    from iclab.stats.claims import deciding_seeds
 
     spread = Spread(estimate=1.0, relation=">", margin=0.0, seeds=3, sd=1.0, mc_se=0.15, prompts=1000)
     truths = np.linspace(0.45, 0.9, 400)

@@ -1,5 +1,5 @@
-"""Numbers the docs quote from a run's cubes (iclab.quotes, experiments' quotes.py, the quote blocks): formatting and
-ltb_gap's quotes worked by hand, and the blocks read from a hand-written quotes.json."""
+"""Numbers the docs quote from a run's cubes (iclab.report.quotes, experiments' quotes.py, the quote blocks): formatting
+and ltb_gap's quotes worked by hand, and the blocks read from a hand-written quotes.json."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iclab import docblocks, docgallery
+from iclab.publish import docblocks, docgallery
 from iclab.errors import ExperimentError, UsageError
 from iclab.experiments import quotes
-from iclab.quotes import MINUS, Quote, fixed, kept, listed, percent, significant, span
+from iclab.report.quotes import MINUS, Quote, fixed, kept, listed, percent, significant, span
 
 
 def test_numbers_are_written_as_the_docs_write_them():

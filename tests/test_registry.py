@@ -135,7 +135,7 @@ def iclab_import_graph() -> dict[str, set[str]]:
 def test_no_iclab_modules_import_each_other():
     """Dependencies point down (docs/architecture.md): no cycle in the import graph, directly or through others."""
     graph = iclab_import_graph()
-    assert graph["iclab.plan"] >= {"iclab.jobs", "iclab.experiments.base"}  # the graph sees what it should
+    assert graph["iclab.pipeline.plan"] >= {"iclab.store.jobs", "iclab.experiments.base"}  # it sees what it should
     done, cycles = set(), []
 
     def visit(module: str, path: list[str]) -> None:
@@ -159,9 +159,11 @@ def test_planning_imports_no_torch():
     configs = ("config.yaml", "config/paper.yaml", "tests/data/tiny.yaml")
     code = (
         "import sys\n"
-        "from iclab import cluster, experiments, smoke\n"
+        "from iclab import experiments\n"
+        "from iclab.compute import cluster\n"
+        "from iclab.pipeline import smoke\n"
         "from iclab.config import load\n"
-        "from iclab.plan import build_plan\n"
+        "from iclab.pipeline.plan import build_plan\n"
         f"for path in {configs!r}:\n"
         "    build_plan(load(path))\n"
         "experiments.registry()\n"
@@ -170,3 +172,70 @@ def test_planning_imports_no_torch():
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# The layers of src/iclab, lowest first (docs/architecture.md): a module may import its own package and any lower
+# layer, never a higher one nor another package of its own layer. The base modules at the package root (errors,
+# atomic writes, hashing, numerics, progress lines, checkpoints, the config, the CLI's argument types) are layer 0
+# and may import each other.
+LAYERS = {
+    "iclab": 0,
+    "iclab.tasks": 1, "iclab.theory": 1,
+    "iclab.models": 2,
+    "iclab.fit": 3, "iclab.learners": 3, "iclab.stats": 3,
+    "iclab.report": 4,
+    "iclab.store": 5,
+    "iclab.experiments": 6,
+    "iclab.pipeline": 7,
+    "iclab.compute": 8,
+    "iclab.publish": 9,
+    "iclab.__main__": 10,
+}
+
+
+def layer_of(module: str) -> str:
+    """The entry of ``LAYERS`` that holds ``module``: its package's, or ``iclab`` for a base module at the root (a
+    package missing from ``LAYERS`` is an error)."""
+    package = ".".join(module.split(".")[:2])
+    if package in LAYERS:
+        return package
+    if (REPO / "src" / package.replace(".", "/")).is_dir():
+        raise KeyError(f"{package}: a package in no layer (add it to LAYERS and docs/architecture.md)")
+    return "iclab"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of ``graph`` that runs to a higher layer, or across to another package of the same layer."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        home = layer_of(module)
+        for target in sorted(targets):
+            there = layer_of(target)
+            if there != home and LAYERS[there] >= LAYERS[home]:
+                found.append(f"{module} → {target}")
+    return found
+
+
+def test_imports_run_down_the_layers():
+    graph = iclab_import_graph()
+    assert {layer_of(module) for module in graph} == set(LAYERS)  # every layer has modules; every module a layer
+    assert upward_imports(graph) == []
+
+
+def test_the_layer_check_finds_an_import_up_or_across():
+    """Planted: statistics importing an experiment (up), the learners importing training (across, both layer 3);
+    an import down (an experiment of the statistics) and within a package pass."""
+    graph = {"iclab.stats.claims": {"iclab.experiments.base", "iclab.stats.estimates", "iclab.atomic"},
+             "iclab.learners.baselines": {"iclab.fit.sgd", "iclab.models"},
+             "iclab.experiments.ltb_gap.claims": {"iclab.stats.claims"}}
+    assert upward_imports(graph) == ["iclab.learners.baselines → iclab.fit.sgd",
+                                     "iclab.stats.claims → iclab.experiments.base"]
+
+
+def test_every_package_a_jobs_code_inputs_name_exists():
+    """The packages whose modules count as a theory or claims job's code (``experiments.THEORY_PACKAGES``,
+    ``CLAIMS_PACKAGES``): a moved module named there would silently drop a rerun trigger."""
+    named = experiments.THEORY_PACKAGES + experiments.CLAIMS_PACKAGES
+    assert all(experiments.module_file(name) is not None for name in named), named
+    assert experiments.module_file("iclab.claims") is None  # planted: the old, flat name is found missing
+    assert {path.name for path in experiments.claims_code("ltb_gap")} >= {"claims.py", "estimates.py", "intervals.py"}

@@ -4,9 +4,9 @@ construction, and against numpy.linalg references."""
 import numpy as np
 import pytest
 
-from iclab import estimators, probing
-from iclab.probing import apply_readouts, fit_readouts
-from iclab.similarity import best_match, errors_similarity, induced_weights, weights_similarity
+from iclab.learners import estimators, probing
+from iclab.learners.probing import apply_readouts, fit_readouts
+from iclab.learners.similarity import best_match, errors_similarity, induced_weights, weights_similarity
 
 B, K, D = 50, 12, 4
 
@@ -112,7 +112,7 @@ def test_readouts_are_deterministic_and_finite_on_rank_deficient_states():
 
 
 def test_similarity_of_errors_per_group_of_prompts_averages_to_the_whole():
-    from iclab.similarity import errors_similarity, errors_similarity_groups
+    from iclab.learners.similarity import errors_similarity, errors_similarity_groups
 
     rng = np.random.default_rng(5)
     a, b, ys = rng.normal(size=(3, 40, 6)), rng.normal(size=(2, 40, 6)), rng.normal(size=(40, 6))

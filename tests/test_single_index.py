@@ -11,8 +11,8 @@ import yaml
 from conftest import REPO
 from numpy.polynomial import hermite_e
 
-from iclab import prompt_only, tuning
-from iclab.baselines import BASELINES
+from iclab.learners import prompt_only, tuning
+from iclab.learners.baselines import BASELINES
 from iclab.fit import two_stage
 from iclab.fit.configs import chunks
 from iclab.models.two_stage import TwoStageTransformer

@@ -19,7 +19,7 @@ import yaml
 from conftest import REPO, SNAKEMAKE, TINY, snakemake
 
 from iclab.config import load
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 
 pytestmark = [
     pytest.mark.slurm,

@@ -1,17 +1,18 @@
-"""The smoke run of a tier (iclab.smoke): the papers' shapes kept, only the work capped, its results apart."""
+"""The smoke run of a tier (iclab.pipeline.smoke): the papers' shapes kept, only the work capped, its results apart."""
 
 import pandas as pd
 import pytest
 import torch
 from conftest import REPO, TINY, job_counts, snakemake
 
-from iclab.claims import SMOKE_VERDICT, summary
+from iclab.report.claims_report import summary
+from iclab.stats.claims import SMOKE_VERDICT
 from iclab.config import load, validate
 from iclab.fit import sgd
 from iclab.fit.two_stage import TwoStageConfig, fit
 from iclab.hashing import canonical_json
-from iclab.plan import build_plan
-from iclab.smoke import SMOKE_PROMPTS, results_dir, shape_key, smoke_config
+from iclab.pipeline.plan import build_plan
+from iclab.pipeline.smoke import SMOKE_PROMPTS, results_dir, shape_key, smoke_config
 from iclab.tasks import LinearTask, SingleIndexTask
 
 PAPER = REPO / "config" / "paper.yaml"

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from iclab import estimators, theory
+from iclab import theory
+from iclab.learners import estimators
 
 D = 3
 H = np.array([[1.5, 0.4, 0.0], [0.4, 1.0, -0.3], [0.0, -0.3, 0.6]])  # non-identity covariate covariance

@@ -17,11 +17,11 @@ from iclab.config import load
 from iclab.experiments import experiment
 from iclab.experiments.base import Setting, TheoryInputs
 from iclab.fit.fitters import fitter
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models.linear import LinearSelfAttention
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 from iclab.tasks import Batch
-from iclab.trained import TrainedModel, save_model
+from iclab.store.trained import TrainedModel, save_model
 
 TINY = REPO / "tests" / "data" / "tiny.yaml"
 N_MC = 200_000

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclab import estimators, theory
+from iclab import theory
+from iclab.learners import estimators
 from iclab.models.linear import LinearSelfAttention
 
 D = 3
@@ -325,9 +326,10 @@ def test_relu_label_theorem5_matches_monte_carlo_of_the_converged_lsa():
 
 
 def test_lsa_limit_baseline_is_x_a_h_at_every_prefix_and_has_the_expected_error():
-    """The lsa_limit baseline (iclab.baselines) predicts x_kᵀA(1/k)Σ_{i<k} y_i x_i at every position (a hand loop,
-    position 0: 0), and its Monte-Carlo error at M examples is expected_error(A, Λ, M) (A = Γ⁻¹, asymmetric too)."""
-    from iclab.baselines import lsa_limit
+    """The lsa_limit baseline (iclab.learners.baselines) predicts x_kᵀA(1/k)Σ_{i<k} y_i x_i at every position (a hand
+    loop, position 0: 0), and its Monte-Carlo error at M examples is expected_error(A, Λ, M) (A = Γ⁻¹, asymmetric
+    too)."""
+    from iclab.learners.baselines import lsa_limit
     from iclab.tasks import LinearTask
     from iclab.tasks.samplers import batch_generator, sample
 

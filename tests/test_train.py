@@ -18,16 +18,16 @@ from conftest import GPU_IMAGE_PRELUDE, REPO, hand_theorem8_limit, run_cli
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from iclab import theory
-from iclab.cubes import read_cube
+from iclab.store.cubes import read_cube
 from iclab.errors import CheckpointError
 from iclab.fit import TrainingDiverged
 from iclab.fit.sgd import train
 from iclab.hashing import canonical_json
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.models import build_model
 from iclab.tasks import LinearTask
 from iclab.tasks.samplers import eval_set
-from iclab.trained import TrainedModel
+from iclab.store.trained import TrainedModel
 
 TASK = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5)
 
@@ -364,7 +364,7 @@ def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):
 
 GPU_IMAGE = GPU_IMAGE_PRELUDE + """
 from iclab.fit.sgd import train
-from iclab.jobs import TrainJob
+from iclab.store.jobs import TrainJob
 from iclab.tasks import LinearTask
 
 spec = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1, "n_points": 9},

@@ -22,13 +22,13 @@ import yaml
 from conftest import TINY, hand_gamma_inverse, hand_theorem8_limit, job_counts, run_cli, snakemake
 
 from iclab.config import load
-from iclab.cubes import read_cube
-from iclab.datasets import load_data
-from iclab.evaluate import evaluate_setting
+from iclab.store.cubes import read_cube
+from iclab.store.datasets import load_data
+from iclab.pipeline.evaluate import evaluate_setting
 from iclab.experiments.base import Evaluation
 from iclab.experiments.probe_layers.experiment import layer_predictions
 from iclab.models import numpy_predictor
-from iclab.plan import build_plan
+from iclab.pipeline.plan import build_plan
 
 
 PACKED_GPUS = 2  # the run packs at most this many trainings that ask for a GPU, on 3 job slots (docs/gpu_node.md)
@@ -309,7 +309,7 @@ def test_evaluation_runs_each_trained_model_once_per_chunk(finished_run: Path, n
     """Every module built from a trained model is counted: the derived variables reuse the
     evaluation's predictions instead of running the models again."""
     from iclab.experiments import experiment
-    from iclab.trained import TrainedModel
+    from iclab.store.trained import TrainedModel
 
     config = load(TINY)
     calls = collections.Counter()
@@ -340,7 +340,7 @@ def model_file(results: Path, plan, model: dict) -> Path:
 def reevaluate(run: Path, name: str) -> tuple:
     """The one setting of experiment ``name`` evaluated again from the run's files, beside its cube."""
     from iclab.experiments import experiment
-    from iclab.trained import TrainedModel
+    from iclab.store.trained import TrainedModel
 
     plan = build_plan(load(TINY))
     (setting,) = plan.settings[name].values()
@@ -392,7 +392,8 @@ def test_probes_and_similarities_are_deterministic_and_consistent(finished_run: 
 @pytest.mark.e2e
 def test_figures_redraw_without_retraining(finished_run: Path, scratch_src: Path):
     """A figure redraws from its cube alone (``python -m iclab figure``, the figure job), its .png and .pdf; the
-    tiny run's figure jobs have checked every figure's panels and text (iclab.plots.save, tested in test_plots)."""
+    tiny run's figure jobs have checked every figure's panels and text (iclab.report.plots.save, tested in
+    test_plots)."""
     png, pdf = finished_run / "results/figures/ltb_gap.png", finished_run / "results/figures/ltb_gap.pdf"
     png.unlink(), pdf.unlink()
     result = snakemake(finished_run, scratch_src, "results/figures/ltb_gap.png")
@@ -503,7 +504,7 @@ def test_a_second_look_trains_only_new_seeds_and_judges_both_looks(finished_run:
     experiment only, then the same workflow on the config it wrote: that experiment's new seeds alone are trained
     and evaluated, under results/look2/; look 1's files are left as they were; the look-2 table holds every look-1
     row, with look 2's where look 1 left the row inconclusive and look 2 measured it."""
-    from iclab import decide
+    from iclab.compute import decide
 
     table = pd.read_csv(finished_run / "results/tables/claims.csv", keep_default_na=False)
     config = load(TINY)

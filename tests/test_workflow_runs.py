@@ -19,10 +19,10 @@ import xarray as xr
 import yaml
 from conftest import REPO, SNAKEMAKE, TINY, TOY_CONFIG, job_counts, run_cli, snakemake
 
-from iclab import cluster
+from iclab.compute import cluster
 from iclab.config import load
-from iclab.cubes import read_cube
-from iclab.plan import build_plan
+from iclab.store.cubes import read_cube
+from iclab.pipeline.plan import build_plan
 
 
 @pytest.mark.e2e
@@ -174,8 +174,9 @@ def job_resources(block: str) -> dict[str, str]:
 def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_only(tmp_path: Path):
     """Dry run of config/paper.yaml through profiles/slurm (snakemake-executor-plugin-slurm, a test
     dependency): a training job asks for one GPU and the GPU partition exactly when it trains a GPT-2 or an
-    LSTM; runtime and memory follow iclab.cluster's estimate of its spec, under the partition's 12 h limit and from a
-    rates file of `iclab gpu-check` (bf16 GPT-2 rows), both given in the environment; every job gets the account."""
+    LSTM; runtime and memory follow iclab.compute.cluster's estimate of its spec, under the partition's 12 h limit and
+    from a rates file of `iclab gpu-check` (bf16 GPT-2 rows), both given in the environment; every job gets the
+    account."""
     assert importlib.util.find_spec("snakemake_executor_plugin_slurm"), "pip install -e '.[test]' installs it"
     rates_path = tmp_path / "gpu_rates_card_x.csv"
     rates_path.write_text(",".join(cluster.RATE_COLUMNS) + "\n" + "".join(

@@ -128,7 +128,8 @@ def validate(config: dict[str, Any], source: str = "config", schema: dict[str, A
 
 def load(path: str | Path, check: bool = True) -> dict[str, Any]:
     """Read and validate a YAML config file. ``check=False`` fills in the schema's defaults without validating, for
-    where jsonschema is not installed (the lent GPU's image, ``iclab.gpu_check``) on a config the suite validates."""
+    where jsonschema is not installed (the lent GPU's image, ``iclab.compute.gpu_check``) on a config the suite
+    validates."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")

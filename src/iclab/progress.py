@@ -24,7 +24,7 @@ class Progress:
 
     def update(self, done: int, prefix: str = "", suffix: str = "") -> None:
         """Log after ``done`` units (if due): '[name] <prefix>done/total unit (pct) <suffix> rate eta elapsed'
-        (elapsed: seconds since this process started its share, to the millisecond: ``iclab.cost`` reads the
+        (elapsed: seconds since this process started its share, to the millisecond: ``iclab.compute.cost`` reads the
         seconds per step of a smoke run from them)."""
         if not self.due(done):
             return

@@ -4,17 +4,18 @@ import os
 import shlex
 import sys
 
-from iclab import cluster, experiments
+from iclab import experiments
+from iclab.compute import cluster
 from iclab.config import ConfigError, validate
 from iclab.hashing import HASH_PATTERN, canonical_json
-from iclab.plan import build_plan
-from iclab.smoke import results_dir, smoke_config, smoke_steps
+from iclab.pipeline.plan import build_plan
+from iclab.pipeline.smoke import results_dir, smoke_config, smoke_steps
 
 try:
     TIER_CONFIG = validate(config, source="given to Snakemake")
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
-CONFIG = smoke_config(TIER_CONFIG)  # the config itself, or its smoke run (iclab.smoke)
+CONFIG = smoke_config(TIER_CONFIG)  # the config itself, or its smoke run (iclab.pipeline.smoke)
 
 PLAN = build_plan(CONFIG)
 THREADS = CONFIG["threads"]
@@ -77,7 +78,7 @@ def group_specs(wildcards):
     return [PLAN.train[model_hash].to_dict() for model_hash in lookup(PLAN.groups, wildcards.group, "model group")]
 
 
-# What a job asks a cluster for (iclab.cluster; the local executor ignores these): a training job asks for a GPU
+# What a job asks a cluster for (iclab.compute.cluster; the local executor ignores these): a training job asks for a GPU
 # if it trains a GPT-2 or an LSTM, for a runtime and memory estimated from its spec, and for the partition and
 # account named in $ICLAB_SLURM_PARTITION, $ICLAB_SLURM_GPU_PARTITION, $ICLAB_SLURM_ACCOUNT (unset: None, the
 # cluster's default partition and the executor plugin's guess of the account).

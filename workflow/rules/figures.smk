@@ -95,7 +95,7 @@ rule claims:
 if SMOKE:
 
     rule cost:
-        """The tier's cost, job by job, projected from this smoke run's logs and benchmarks (iclab.cost): the last job
+        """The tier's cost, job by job, projected from this smoke run's logs and benchmarks (iclab.compute.cost): the last job
         of a smoke run."""
         input:
             product_targets(),

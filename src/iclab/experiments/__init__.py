@@ -18,6 +18,7 @@ from iclab.errors import ExperimentError, UsageError
 HERE = Path(__file__).parent
 PRODUCT_FUNCTIONS = {"figure": "figure", "table": "table"}  # product → function of its module
 THEORY_PACKAGES = ("iclab.experiments", "iclab.theory")  # code that theory hooks may run
+CLAIMS_PACKAGES = ("iclab.experiments", "iclab.stats")  # code that decides a claim
 
 
 def names() -> list[str]:
@@ -107,14 +108,14 @@ def claims_file(name: str) -> Path:
 
 def claims_code(name: str) -> list[Path]:
     """Source files of experiment ``name``'s claims: its ``claims.py`` and the iclab modules it imports that
-    decide a claim (``iclab.claims``, ``iclab.intervals``, experiment modules), transitively."""
-    return code_closure(f"{__name__}.{name}.claims", (__name__, "iclab.claims", "iclab.intervals"))
+    decide a claim (``CLAIMS_PACKAGES``: the experiments' and the statistics'), transitively."""
+    return code_closure(f"{__name__}.{name}.claims", CLAIMS_PACKAGES)
 
 
 def claims(name: str, cube) -> list:
-    """The claims of experiment ``name`` that its cube can check (``iclab.claims.Claim``s; none where its config
+    """The claims of experiment ``name`` that its cube can check (``iclab.stats.claims.Claim``s; none where its config
     ran too little), from the package's ``claims.py``."""
-    from iclab.claims import Claim
+    from iclab.stats.claims import Claim
 
     path = claims_file(name)
     if not path.is_file():
@@ -126,9 +127,9 @@ def claims(name: str, cube) -> list:
 
 
 def quotes(name: str, cube) -> list:
-    """The numbers the docs quote from experiment ``name``'s cube (``iclab.quotes.Quote``s), from the package's
+    """The numbers the docs quote from experiment ``name``'s cube (``iclab.report.quotes.Quote``s), from the package's
     ``quotes.py``; none where it has no such file."""
-    from iclab.quotes import Quote
+    from iclab.report.quotes import Quote
 
     path = HERE / name / "quotes.py"
     if not path.is_file():

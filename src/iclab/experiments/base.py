@@ -33,11 +33,11 @@ import xarray as xr
 
 from iclab.experiments import ExperimentError
 from iclab.hashing import spec_hash
-from iclab.jobs import TrainJob, learner_label
+from iclab.store.jobs import TrainJob, learner_label
 from iclab.tasks import Batch, Task, task_from_dict
 
 if TYPE_CHECKING:  # the plan imports this module: no torch at run time
-    from iclab.trained import TrainedModel
+    from iclab.store.trained import TrainedModel
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ class TwoStageConfig:
     weight_decay: float = schema_default("stage1_weight_decay")  # stage-1 weight decay λ
     chunk: int = schema_default("fit_chunk")  # prompts per chunk
     stage1_queries: str = schema_default("stage1_queries")  # "last": the paper's loss; "all": every point in turn
-    max_chunks: int | None = None  # a smoke run (iclab.smoke): each stage stops after this many chunks
+    max_chunks: int | None = None  # a smoke run (iclab.pipeline.smoke): each stage stops after this many chunks
 
     def __post_init__(self):
         if self.stage1_queries not in STAGE1_QUERIES:

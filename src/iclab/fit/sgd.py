@@ -315,7 +315,7 @@ def train(
     log_every: int = 100,
     prefetch: str = "auto",
 ) -> tuple[nn.Module, np.ndarray, Snapshots]:
-    """Train ``job`` (an ``iclab.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state), with
+    """Train ``job`` (an ``iclab.store.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state), with
     batches made ahead where ``prefetching(prefetch, device)``.
 
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless

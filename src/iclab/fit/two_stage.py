@@ -245,7 +245,7 @@ def stage1_diagnostics(model: TwoStageTransformer, task: SingleIndexTask) -> xr.
 
 
 def fit_job(job, *, checkpoint: Path | None = None, **step_options) -> tuple[TwoStageTransformer, xr.Dataset]:
-    """The fitter of the two-stage model for an ``iclab.jobs.TrainJob``: checkpoints and progress lines
+    """The fitter of the two-stage model for an ``iclab.store.jobs.TrainJob``: checkpoints and progress lines
     come every few chunks of prompts (``fit``'s defaults); the step-based options do not apply."""
     task = task_from_dict(job.task)
     return fit(job.model, task, job.train, job.seed, job.hash, checkpoint=checkpoint)

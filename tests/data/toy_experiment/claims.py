@@ -1,6 +1,7 @@
 """Claim of the toy experiment: the probe prompts' label power is E y² = d + σ² (for each σ)."""
 
-from iclab.claims import Claim, exact, with_sem
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import exact, with_sem
 
 WITHIN = 0.1  # the toy's stated margin: within 10% of d + σ²
 

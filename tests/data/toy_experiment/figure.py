@@ -7,8 +7,8 @@ import os
 import matplotlib.pyplot as plt
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import save, theme
+from iclab.stats.intervals import band
+from iclab.report.plots import save, theme
 
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:

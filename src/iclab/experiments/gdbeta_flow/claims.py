@@ -1,7 +1,8 @@
 """Claims of Zhang, Wu, Bartlett 2024, Theorem 6.3, on the gdbeta_flow cube. (SGD's zero drift on the kernel of H
 holds by construction, the gradient has no component there: tests/test_theory.py checks it.)"""
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, exact, over_seeds
+from iclab.stats.claims import REACHES, REACHES_SOURCE, Claim
+from iclab.stats.estimates import exact, over_seeds
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Theorem 6.3"
 ROUNDING = 1e-6  # relative: what float64 integration leaves of an exact zero

@@ -18,7 +18,7 @@ import pandas as pd
 import xarray as xr
 from matplotlib.lines import Line2D
 
-from iclab.plots import colours, save, seed_bands, theme
+from iclab.report.plots import colours, save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

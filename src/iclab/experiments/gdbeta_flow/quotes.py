@@ -4,7 +4,7 @@ the drift of the part of (β₀, Γ) on the kernel of H."""
 
 import numpy as np
 
-from iclab.quotes import Quote, fixed, listed, percent, significant, span
+from iclab.report.quotes import Quote, fixed, listed, percent, significant, span
 
 
 def noise_floor(cube, quantity: str):

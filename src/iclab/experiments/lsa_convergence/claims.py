@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from iclab.claims import Claim, exact, log, over_seeds
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import exact, log, over_seeds
 
 SOURCE = "Zhang, Frei, Bartlett 2024, Theorem 4"
 WITHIN = 0.1  # the claim: within 10% of Γ⁻¹ (relative Frobenius distance)

@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
-from iclab.plots import declare_flat, lines_with_bands, save, seed_bands, theme
+from iclab.report.plots import declare_flat, lines_with_bands, save, seed_bands, theme
 
 SHORT_RUN = 0.5  # the ODE's distance still above this share of its start at the end: the run trained too briefly
 

@@ -1,7 +1,7 @@
 """The numbers the docs quote from the lsa_convergence cube (Theorem 4): where SGD and the reduced gradient flow end,
 measured as ‖u₋₁U₁₁ − Γ⁻¹‖/‖Γ⁻¹‖, per covariance spectrum."""
 
-from iclab.quotes import Quote, fixed, signed, span
+from iclab.report.quotes import Quote, fixed, signed, span
 
 
 def scientific(value: float) -> str:

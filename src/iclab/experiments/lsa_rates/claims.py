@@ -4,7 +4,8 @@ error of the same trained weights is an identity of Monte Carlo: tests/test_work
 import numpy as np
 import xarray as xr
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, exact, groups_at, has, over_seeds, reaches_limit
+from iclab.stats.claims import REACHES, REACHES_SOURCE, Claim, reaches_limit
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
 
 SOURCE = "Zhang, Frei, Bartlett 2024, Theorem 5"
 

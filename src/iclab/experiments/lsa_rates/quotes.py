@@ -5,8 +5,8 @@ them."""
 import numpy as np
 
 from iclab.experiments.lsa_rates.claims import slope
-from iclab.plots import log_positions, loglog_slope
-from iclab.quotes import Quote, fixed
+from iclab.report.plots import log_positions, loglog_slope
+from iclab.report.quotes import Quote, fixed
 
 
 def small_positions(cube) -> np.ndarray:

@@ -4,7 +4,8 @@ squares' exactness without noise are identities: tests/test_workflow.py checks t
 
 import numpy as np
 
-from iclab.claims import Claim, exact, groups_at, has, over_seeds, reaches_limit
+from iclab.stats.claims import Claim, reaches_limit
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
 
 SOURCE = "Zhang, Frei, Bartlett 2024"
 BASIS = "measured error per seed (t) and evaluation prompts (normal)"

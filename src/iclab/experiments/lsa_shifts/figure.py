@@ -20,7 +20,7 @@ import xarray as xr
 from matplotlib.lines import Line2D
 
 from iclab.experiments.lsa_shifts.conditions import QUERY_SHIFTS, TASK_SHIFTS
-from iclab.plots import (
+from iclab.report.plots import (
     LEARNER_LABELS, learner_colours, lines_with_bands, log_positions, loglog_slope, save, seed_bands, theme
 )
 

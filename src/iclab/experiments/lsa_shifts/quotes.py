@@ -2,8 +2,8 @@
 covariate scale c, and the fitted exponent in c of its gain (the c² law, an identity of the limit)."""
 
 from iclab.experiments.lsa_shifts.figure import covariate_conditions
-from iclab.plots import loglog_slope
-from iclab.quotes import Quote, fixed, significant
+from iclab.report.plots import loglog_slope
+from iclab.report.quotes import Quote, fixed, significant
 
 
 def error_at_n(cube, condition: str) -> float:

@@ -2,7 +2,8 @@
 Bayes risk up to a factor that is bounded when the SNR is, and grows with it. (That the Monte-Carlo risks equal the
 closed forms, and that GD-β is no better than Bayes, hold by construction: tests/test_theory.py checks them.)"""
 
-from iclab.claims import Claim, ratio, with_sem
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import ratio, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Corollary 6.2"
 

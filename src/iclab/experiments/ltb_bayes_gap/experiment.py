@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from iclab import estimators
+from iclab.learners import estimators
 from iclab import theory as closed_form
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, TheoryInputs
 from iclab.experiments.ltb_gap.experiment import beta_star
-from iclab.intervals import mean_and_sem
+from iclab.stats.intervals import mean_and_sem
 from iclab.tasks import LinearTask
 
 PREDICTORS = ("gd_beta_optimum", "bayes")  # not "method": a keyword of xarray's sel

@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import colours, save, theme
+from iclab.stats.intervals import band
+from iclab.report.plots import colours, save, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

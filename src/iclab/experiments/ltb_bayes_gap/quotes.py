@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from iclab.quotes import Quote, fixed, listed
+from iclab.report.quotes import Quote, fixed, listed
 
 CONTEXTS = slice(1, None)  # n ≥ 1, as the figure draws them (n = 0 is the prior's risk for both)
 

@@ -1,6 +1,7 @@
 """Claims of Zhang, Wu, Bartlett 2024 (Theorem 4.1 and §5) on the ltb_gap cube, at its largest n."""
 
-from iclab.claims import Claim, groups_at, has, over_seeds, reaches_limit, with_sem
+from iclab.stats.claims import Claim, reaches_limit
+from iclab.stats.estimates import groups_at, has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024"
 BASIS = "trained risk per seed (t) and evaluation prompts (normal); closed-form optimum"

@@ -17,8 +17,8 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
-from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, theme
+from iclab.stats.intervals import band
+from iclab.report.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

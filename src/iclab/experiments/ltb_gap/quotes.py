@@ -1,6 +1,6 @@
 """The numbers the docs quote from the ltb_gap cube (Theorem 4.1's gap and the trained models against the optima)."""
 
-from iclab.quotes import Quote, fixed, listed, percent, span
+from iclab.report.quotes import Quote, fixed, listed, percent, span
 
 
 def quotes(cube) -> list[Quote]:

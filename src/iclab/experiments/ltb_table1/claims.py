@@ -2,7 +2,8 @@
 models of a seed train on the same batches (batches are a function of seed and step), so differences are paired
 seed by seed; both are evaluated on the same prompts."""
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, difference, groups_at, has, over_seeds, with_sem
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import difference, groups_at, has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Table 1"
 BASIS = "trained risks per seed (t, paired) and evaluation prompts (normal)"

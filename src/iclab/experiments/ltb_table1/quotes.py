@@ -3,8 +3,8 @@
 reference) and how far the seeds spread."""
 
 from iclab.experiments.ltb_table1.table import COLUMNS, PAPER
-from iclab.intervals import band
-from iclab.quotes import Quote, fixed, span
+from iclab.stats.intervals import band
+from iclab.report.quotes import Quote, fixed, span
 
 
 def loss(at, learner: str) -> tuple[float, float]:

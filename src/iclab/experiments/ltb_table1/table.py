@@ -1,6 +1,6 @@
 """Table ``ltb_table1`` (Zhang, Wu, Bartlett 2024, Table 1), from the experiment cube alone:
 rows β* = 0 / β* ≠ 0, columns GPT2 and GPT2-noMLP, each 'loss ± half-width of the band'
-(``iclab.intervals``: training seeds and evaluation prompts); the closed-form GD-β optimum and the
+(``iclab.stats.intervals``: training seeds and evaluation prompts); the closed-form GD-β optimum and the
 Bayes risk as reference columns, the two ratios the paper's claim is about (noMLP over GPT2, and each
 loss over the better reference), and the paper's losses. Written as CSV, Markdown and LaTeX, each atomically."""
 
@@ -13,7 +13,7 @@ import pandas as pd
 import xarray as xr
 
 from iclab.atomic import write_text
-from iclab.intervals import band
+from iclab.stats.intervals import band
 
 COLUMNS = {"gpt2": "GPT2", "gpt2_nomlp": "GPT2-noMLP"}  # learner → column
 PAPER = {False: (0.003, 0.024), True: (0.013, 8.871)}  # β* ≠ 0 → the paper's (GPT2, GPT2-noMLP) losses

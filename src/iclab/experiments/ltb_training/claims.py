@@ -1,7 +1,8 @@
 """Claims of Zhang, Wu, Bartlett 2024, Figure 1, on the ltb_training cube: where GD-β's training ends. (Where the
 LTB's and the LSA's end are ltb_gap's rows: the same models on the same prompts, so the same intervals.)"""
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, has, over_seeds, with_sem
+from iclab.stats.claims import REACHES, REACHES_SOURCE, Claim
+from iclab.stats.estimates import has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Figure 1"
 BASIS = "last snapshot's risk per seed (t) and on its prompts (normal); closed-form optimum"

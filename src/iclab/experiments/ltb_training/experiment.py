@@ -15,7 +15,7 @@ import xarray as xr
 
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
 from iclab.experiments.ltb_gap.experiment import final_query_theory, sweep_point
-from iclab.intervals import mean_and_sem
+from iclab.stats.intervals import mean_and_sem
 
 
 def sweep(cfg: dict[str, Any]) -> list[SweepPoint]:

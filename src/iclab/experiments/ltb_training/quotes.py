@@ -1,7 +1,7 @@
 """The numbers the docs quote from the ltb_training cube: where the LTB's, GD-β's and the LSA's training ends (the last
 snapshot at the final query) against the two optima run on the same prompts, and Theorem 4.1's gap at each ‖β*‖."""
 
-from iclab.quotes import Quote, fixed, listed, percent, span
+from iclab.report.quotes import Quote, fixed, listed, percent, span
 
 
 def last_snapshot(cube, trained: list[str]):

@@ -5,7 +5,8 @@ tests/test_workflow.py and tests/test_mean_field.py check it.)"""
 
 import numpy as np
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, exact, groups_at, has, over_seeds
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
 
 SOURCE = "Kim & Suzuki 2024"
 WITHIN = 0.1  # the claim: the population risk falls below 10% of its start (toward the global minimum, 0)

@@ -28,7 +28,7 @@ import xarray as xr
 
 from iclab.errors import ExperimentError
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs
-from iclab.intervals import mean_and_sem
+from iclab.stats.intervals import mean_and_sem
 from iclab.tasks import MeanFieldTask
 from iclab.theory import mean_field as mean_field_theory
 

@@ -14,7 +14,7 @@ import numpy as np
 import seaborn as sns
 import xarray as xr
 
-from iclab.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
+from iclab.report.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

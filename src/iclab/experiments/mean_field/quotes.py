@@ -2,7 +2,7 @@
 over the zero predictor's per case, the population risk L(μ) = min_Γ L(μ, Γ) at the end against its global minimum,
 the realisable case along training against the teacher's own features, and the principal angles to span f°."""
 
-from iclab.quotes import Quote, fixed, kept, listed, percent, span
+from iclab.report.quotes import Quote, fixed, kept, listed, percent, span
 
 EARLY_STEP = 300  # "by step 300": the snapshot quoted along training
 WITHIN = 2.0  # "within 2× of the teacher's own features": the first snapshot where a dynamics gets there

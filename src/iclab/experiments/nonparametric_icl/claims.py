@@ -4,17 +4,8 @@ set per seed). The factor and the thresholds are iclab's: the talk states rates,
 
 import numpy as np
 
-from iclab.claims import (
-    NULL_FRACTION,
-    NULL_SOURCE,
-    Claim,
-    bootstrapped,
-    exact,
-    groups_at,
-    log,
-    over_seeds,
-    zero_predictor_risk,
-)
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import bootstrapped, exact, groups_at, log, over_seeds, zero_predictor_risk
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 
 SOURCE = "Kim, Nakamaki, Suzuki 2024"

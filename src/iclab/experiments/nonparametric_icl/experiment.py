@@ -25,7 +25,7 @@ import xarray as xr
 
 from iclab.errors import ExperimentError
 from iclab.experiments.base import Experiment, SweepPoint, TheoryInputs, log_position_bins
-from iclab.intervals import mean_and_sem
+from iclab.stats.intervals import mean_and_sem
 from iclab.tasks import NonparametricTask
 from iclab.theory import nonparametric as theory_np
 

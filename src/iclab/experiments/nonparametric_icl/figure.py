@@ -12,8 +12,9 @@ import matplotlib.pyplot as plt
 import xarray as xr
 
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
-from iclab.intervals import band
-from iclab.plots import LEARNER_LABELS, colours, declare_flat, lines_with_bands, save, seed_bands, theme, twin_axis
+from iclab.stats.intervals import band
+from iclab.report.plots import (LEARNER_LABELS, colours, declare_flat, lines_with_bands, save, seed_bands, theme,
+                                twin_axis)
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

@@ -2,9 +2,10 @@
 the risk on new tasks and on the pretraining tasks over the last octave of n and the features' coverage of the basis;
 the known-basis references; the fitted slopes and the excess risks that the claims compare at the largest T."""
 
-from iclab.claims import NULL_FRACTION, zero_predictor_risk
+from iclab.stats.claims import NULL_FRACTION
+from iclab.stats.estimates import zero_predictor_risk
 from iclab.experiments.nonparametric_icl.claims import FACTOR, slope
-from iclab.quotes import Quote, fixed, kept, listed, percent, span
+from iclab.report.quotes import Quote, fixed, kept, listed, percent, span
 
 MODEL = "feature_attention"
 COVERED_FROM = 128  # "from T = 128 on": the coverage quoted over every T at least this

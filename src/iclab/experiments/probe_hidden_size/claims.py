@@ -1,7 +1,8 @@
 """Claims of Fu, Chen, Jia, Sharan 2024, §5 (hidden size), on the probe_hidden_size cube (its first d): 1-head
 GPT-2s of several widths against least squares, exact past d examples."""
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, exact, has, over_seeds, zero_predictor_risk
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import exact, has, over_seeds, zero_predictor_risk
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024, §5"
 BASIS = "error past d examples per seed (t) and evaluation prompts (normal); least squares is exact there"

@@ -17,7 +17,7 @@ import xarray as xr
 
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, gpt2_spec
 from iclab.experiments.probe_layers.experiment import task_for
-from iclab.intervals import mean_and_sem
+from iclab.stats.intervals import mean_and_sem
 
 
 def label(hidden: int) -> str:

@@ -15,9 +15,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from iclab.claims import NULL_FRACTION, zero_predictor_risk
-from iclab.intervals import band
-from iclab.plots import colours, lines_with_bands, save, seed_bands, theme
+from iclab.stats.claims import NULL_FRACTION
+from iclab.stats.estimates import zero_predictor_risk
+from iclab.stats.intervals import band
+from iclab.report.plots import colours, lines_with_bands, save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

@@ -4,8 +4,8 @@ at the last query, and the zero predictor's error/d they are read against; all m
 
 import xarray as xr
 
-from iclab.claims import zero_predictor_risk
-from iclab.quotes import Quote, fixed, listed
+from iclab.stats.estimates import zero_predictor_risk
+from iclab.report.quotes import Quote, fixed, listed
 
 
 def three_places(value: float) -> str:

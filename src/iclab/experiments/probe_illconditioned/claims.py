@@ -6,7 +6,8 @@ sets: their difference's interval is that of two independent bootstraps)."""
 
 import numpy as np
 
-from iclab.claims import Claim, has
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import has
 from iclab.experiments.probe_similarity.claims import basis, best_count, similarity, statistic
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024, §5"

@@ -17,7 +17,7 @@ from iclab.experiments.probe_similarity.quotes import (
     model_layers,
     output_row,
 )
-from iclab.quotes import Quote, listed, signed
+from iclab.report.quotes import Quote, listed, signed
 
 
 def run_quotes(model: xr.Dataset, prefix: str, what: str) -> list[Quote]:

@@ -2,7 +2,8 @@
 readouts of GPT-2 reach past d examples, where least squares is exact. Readouts and output are scored on the same
 prompts and model (paired)."""
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, Estimate, exact, has, over_seeds, zero_predictor_risk
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import Estimate, exact, has, over_seeds, zero_predictor_risk
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024, §4"
 BASIS = "mean error past d examples per seed (t) and evaluation prompts (normal; prompt s.e. averaged over positions)"

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from iclab import estimators
+from iclab.learners import estimators
 from iclab.errors import ExperimentError
 from iclab.experiments.base import DataRequest, Evaluation, Experiment, SweepPoint, gpt2_spec
-from iclab.intervals import mean_and_sem
-from iclab.probing import probe_predictions
+from iclab.stats.intervals import mean_and_sem
+from iclab.learners.probing import probe_predictions
 from iclab.tasks import LinearTask
 from iclab.tasks.linear import ill_conditioned_spectrum
 

@@ -21,7 +21,7 @@ import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.plots import colour_scale, colours, lines_with_bands, save, seed_bands, theme
+from iclab.report.plots import colour_scale, colours, lines_with_bands, save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

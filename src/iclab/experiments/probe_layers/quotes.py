@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.quotes import Quote, kept, listed, percent
+from iclab.report.quotes import Quote, kept, listed, percent
 
 
 def last_query(risk: xr.DataArray, d: int) -> xr.DataArray:

@@ -6,7 +6,8 @@ of a comparison) and a t over the seeds. A best count at the grid's end is censo
 import numpy as np
 import xarray as xr
 
-from iclab.claims import Claim, Estimate, bootstrapped, has, over_seeds
+from iclab.stats.claims import Claim
+from iclab.stats.estimates import Estimate, bootstrapped, has, over_seeds
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024"
 BASIS = "bootstrap over prompt groups (percentile, paired draws) and t over seeds"

@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from iclab import estimators
+from iclab.learners import estimators
 from iclab.experiments.base import Evaluation, Experiment
 from iclab.experiments.probe_layers.experiment import CHUNK, PROBED, check_gd_lr, pad_layers, sweep
-from iclab.probing import fit_readouts_in_chunks, readouts_in_chunks
-from iclab.intervals import PROMPT_GROUPS
-from iclab.similarity import errors_similarity_groups, induced_weights, weights_similarity
+from iclab.learners.probing import fit_readouts_in_chunks, readouts_in_chunks
+from iclab.stats.intervals import PROMPT_GROUPS
+from iclab.learners.similarity import errors_similarity_groups, induced_weights, weights_similarity
 
 
 def algorithm_weights(xs: np.ndarray, ys: np.ndarray, options: dict) -> dict[str, np.ndarray]:

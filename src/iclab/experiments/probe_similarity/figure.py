@@ -23,8 +23,8 @@ import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
 from iclab.experiments.probe_layers import PROBED_NAMES
-from iclab.plots import save, theme
-from iclab.similarity import FLAT_TOLERANCE, best_match
+from iclab.report.plots import save, theme
+from iclab.learners.similarity import FLAT_TOLERANCE, best_match
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

@@ -9,8 +9,8 @@ import xarray as xr
 
 from iclab.experiments.probe_layers import PROBED_NAMES
 from iclab.experiments.probe_similarity.table import ALGORITHMS, PAPER
-from iclab.quotes import Quote, fixed, listed
-from iclab.similarity import best_match
+from iclab.report.quotes import Quote, fixed, listed
+from iclab.learners.similarity import best_match
 
 GRIDS = {"newton": "newton_iterations", "gd": "gd_steps"}
 NAMES = {"newton": "Newton iterations", "gd": "GD steps"}

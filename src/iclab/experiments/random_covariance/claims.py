@@ -3,7 +3,8 @@ squares beats the LSA is no test: on these noiseless prompts it is exact past d 
 
 import numpy as np
 
-from iclab.claims import Claim, exact, groups_at, has, over_seeds, reaches_limit
+from iclab.stats.claims import Claim, reaches_limit
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
 
 SOURCE = "Zhang, Frei, Bartlett 2024, Theorem 8"
 WITHIN = 0.1  # the claim: u₋₁U₁₁ within 10% of its limit (relative Frobenius distance)

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, TheoryInputs
-from iclab.intervals import ratio_and_sem
+from iclab.stats.intervals import ratio_and_sem
 from iclab.tasks import LinearTask
 from iclab.theory import lsa as lsa_theory
 

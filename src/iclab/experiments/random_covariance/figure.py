@@ -15,7 +15,7 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
-from iclab.plots import lines_with_bands, log_positions, save, seed_bands, theme
+from iclab.report.plots import lines_with_bands, log_positions, save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

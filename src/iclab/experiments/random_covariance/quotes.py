@@ -4,8 +4,8 @@ model's and its slope in M."""
 
 import numpy as np
 
-from iclab.plots import loglog_slope
-from iclab.quotes import Quote, fixed, significant
+from iclab.report.plots import loglog_slope
+from iclab.report.quotes import Quote, fixed, significant
 
 
 def weights_distance(at) -> float:

@@ -2,8 +2,9 @@
 predictor's, pooled over the last bin of test prompt lengths n*. Each case (d, r) has its own evaluation prompts;
 a seed's models of two cases train on the same seed (paired)."""
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, exact, groups_at, has, over_seeds
-from iclab.claims import difference as minus
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
+from iclab.stats.estimates import difference as minus
 
 SOURCE = "Oko, Song, Suzuki, Wu 2024, §5; Suzuki 2024"
 BASIS = "risk over the zero predictor's per seed (t, paired) and evaluation prompts (normal)"

@@ -5,7 +5,7 @@ Cases: (a) r fixed, d varied; (b) d fixed, r varied (one ``case`` coordinate, e.
 Per case, the two-stage model is pretrained per seed (T₁ = t1_scale·d^{Q+1} prompts for stage 1,
 the theory's rate; T₂ for stage 2) on prompts with n = n_pretrain_scale·d^n_pretrain_power
 examples (theory: n = Ω̃(d^Q)), and tested on prompts with up to n_test examples; kernel ridge
-regression and a two-layer network (``iclab.prompt_only``) see only the test prompt. The claim:
+regression and a two-layer network (``iclab.learners.prompt_only``) see only the test prompt. The claim:
 the two-stage risk at a given n* does not depend on d, the test-prompt-only learners' does, and
 the risk grows with r. The evaluation pools n* in bins (``position_bins``) against the labels'
 heavy tails.

@@ -7,7 +7,7 @@ Risks are divided by the zero predictor's risk on the same prompts (1 = predicti
 heavy tails make the raw risk of every learner move together from one position to the next, and
 the common factor removes that. Lines: the risk pooled over bins of n* (the evaluation's
 ``binned_risk``, drawn at the bin's geometric centre); learners with values at a few lengths only
-(the two-layer network) are drawn at those lengths. Bands: ``iclab.intervals`` (95%, training seeds
+(the two-layer network) are drawn at those lengths. Bands: ``iclab.stats.intervals`` (95%, training seeds
 and evaluation prompts; evaluation prompts alone for the test-prompt-only learners), the prompts' part the s.e. of
 the ratio over the same prompt groups (paired: the heavy tails common to both risks cancel in it as in the ratio);
 a pretrained model of at most two seeds is drawn as its mean and each seed's curve instead (a t-band over two seeds
@@ -25,9 +25,9 @@ import seaborn as sns
 import xarray as xr
 from matplotlib.lines import Line2D
 
-from iclab.intervals import band, ratio_and_sem
+from iclab.stats.intervals import band, ratio_and_sem
 from iclab.experiments.single_index.claims import claims
-from iclab.plots import LEARNER_LABELS, claim_intervals, colours, lines_with_bands, save, theme
+from iclab.report.plots import LEARNER_LABELS, claim_intervals, colours, lines_with_bands, save, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)
@@ -41,8 +41,9 @@ PER_SEED_MAX = 2  # with this many training seeds or fewer a t-band is wider tha
 
 def relative_risk(groups: xr.DataArray, zero_groups: xr.DataArray) -> tuple[np.ndarray, np.ndarray]:
     """The risk over the zero predictor's on the same prompts, per seed, and its standard error: (P, S) each. The
-    ratio of two means over the same prompt groups (``iclab.intervals.ratio_and_sem``, the delta method): the labels'
-    heavy tails move both risks together, and the paired s.e. leaves that common factor out as the ratio does."""
+    ratio of two means over the same prompt groups (``iclab.stats.intervals.ratio_and_sem``, the delta method): the
+    labels' heavy tails move both risks together, and the paired s.e. leaves that common factor out as the ratio
+    does."""
     numerators = groups.transpose("prompt_group", ..., "seed").values  # (G, P, S)
     denominators = zero_groups.transpose("prompt_group", ...).values[..., None]  # (G, P, 1)
     return ratio_and_sem(numerators, np.broadcast_to(denominators, numerators.shape))
@@ -68,7 +69,7 @@ def pointwise_risk(at: xr.Dataset, learner: str) -> tuple[np.ndarray, ...]:
 
 
 def relative_curves(n: np.ndarray, ratio: np.ndarray, sem: np.ndarray, per_seed: bool) -> pd.DataFrame:
-    """The relative risk's mean over seeds with its band (iclab.intervals: seeds and evaluation prompts), or,
+    """The relative risk's mean over seeds with its band (iclab.stats.intervals: seeds and evaluation prompts), or,
     ``per_seed``, the mean without a band and one curve a seed (``seed`` ≥ 0)."""
     if not per_seed:
         mean, low, high = band(ratio, sem)

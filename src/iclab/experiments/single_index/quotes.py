@@ -5,7 +5,7 @@ query), GPT-2's also at n* ∈ [64, 80], stage 1's row energy in V, and the same
 import numpy as np
 
 from iclab.experiments.single_index.claims import at_query, relative
-from iclab.quotes import Quote, fixed, listed, span
+from iclab.report.quotes import Quote, fixed, listed, span
 
 MID_N = 64  # GPT-2 is quoted also over the bin of n* that holds this length ([64, 80])
 SHORT_N = 32  # "short prompts": the bins of n* that start below this

@@ -1,7 +1,8 @@
 """Claims of Oko, Song, Suzuki, Wu 2024, stage 1, on the single_index_subspace cube: one gradient step on W finds
 the task subspace V, with enough stage-1 prompts T₁ = Θ(d^{Q+1})."""
 
-from iclab.claims import REACHES, REACHES_SOURCE, Claim, exact, over_seeds
+from iclab.stats.claims import REACHES, REACHES_SOURCE, Claim
+from iclab.stats.estimates import exact, over_seeds
 
 SOURCE = "Oko, Song, Suzuki, Wu 2024, stage 1"
 BASIS = "per seed (t; paired where two settings are compared)"

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 
-from iclab.plots import colours, declare_flat, lines_with_bands, save, theme
+from iclab.report.plots import colours, declare_flat, lines_with_bands, save, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

@@ -2,7 +2,7 @@
 gradient step's rows of W find the subspace V, the smallest principal cosine and the rows' energy in V (means over
 seeds, as the figure draws them), over every (d, T₁) and at the points the claims compare."""
 
-from iclab.quotes import Quote, fixed, span
+from iclab.report.quotes import Quote, fixed, span
 
 
 def two(value: float) -> str:

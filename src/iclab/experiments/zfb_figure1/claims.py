@@ -2,7 +2,8 @@
 fixed or on random covariances, tested on the fixed one and on scaled random ones. A seed's comparisons are
 paired (the same model, or models trained on the same seed's batches); each test has its own prompts."""
 
-from iclab.claims import NULL_FRACTION, NULL_SOURCE, Claim, exact, groups_at, has, over_seeds
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.estimates import exact, groups_at, has, over_seeds
 
 SOURCE = "Zhang, Frei, Bartlett 2024, Figure 1"
 BASIS = "error/d per seed (t, paired) and evaluation prompts (normal)"

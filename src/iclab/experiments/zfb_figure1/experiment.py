@@ -17,7 +17,7 @@ import xarray as xr
 
 from iclab.experiments.base import Evaluation, Experiment, SweepPoint, TheoryInputs, gpt2_spec
 from iclab.experiments.zfb_figure1.conditions import FIXED, RANDOM, random_test
-from iclab.intervals import bootstrap_band
+from iclab.stats.intervals import bootstrap_band
 from iclab.tasks import LinearTask
 from iclab.theory import lsa as lsa_theory
 

@@ -4,10 +4,10 @@ One panel per test covariance (the fixed one, then random covariances scaled by 
 trained on the fixed covariance and GPT-2 trained on random ones, so that "training on random covariances helps"
 is read within one panel. The final query's squared error divided by d against the number of in-context examples M:
 GPT-2 (mean over training seeds, 95% band over seeds with the evaluation's error, as every band and claim:
-``iclab.intervals.band``, multiplicative on the log axis), least squares (dotted) and the zero estimator (dash-dot).
-The LSA limit of the theory (dashed, in each training's colour) is drawn where it lies within the panels' axis,
-which the GPT-2s and the zero estimator set; where it lies above, the panel's title gives its value at M = N. The grey
-vertical line marks the training length N.
+``iclab.stats.intervals.band``, multiplicative on the log axis), least squares (dotted) and the zero estimator
+(dash-dot). The LSA limit of the theory (dashed, in each training's colour) is drawn where it lies within the panels'
+axis, which the GPT-2s and the zero estimator set; where it lies above, the panel's title gives its value at M = N. The
+grey vertical line marks the training length N.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from iclab.plots import save, seed_bands, theme
+from iclab.report.plots import save, seed_bands, theme
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)

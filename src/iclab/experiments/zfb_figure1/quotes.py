@@ -2,7 +2,7 @@
 covariance after either training, at the longest M, the gain of training on random covariances, and the LSA limit's
 error/d on the scaled tests."""
 
-from iclab.quotes import Quote, fixed, percent, significant, span
+from iclab.report.quotes import Quote, fixed, percent, significant, span
 
 
 TRAININGS = ("fixed", "random")  # the two trainings the gain compares

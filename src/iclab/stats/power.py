@@ -1,0 +1,148 @@
+"""The design of a tier that must decide named effects: for each, the evaluation prompts and training seeds that decide
+its claim with ``claims.POWER`` (80%) at look 1's level if the paper's effect size holds.
+
+An effect is a row of an experiment's claims table (``EFFECTS``: the experiment and the start of the claim's text) and
+the truth that the paper reports for it, as the claim's difference (measured − expected) at the paper's scale. Where
+the paper gives no size, the truth is the claim's own estimate at CPU size (``Effect.truth`` None; the design then
+asks what it takes to confirm what the CPU run saw). The spread of one training seed's value and the prompts' s.e.
+are those measured at CPU size (``Spread``, read from a run's cubes by ``benchmarks/gpu_node_power.py``): an
+assumption at the paper's shapes, where neither was measured.
+
+``least_favourable``: the truth and spreads to design for when the paper's size may not carry over with the spreads
+measured at CPU size (issue 80): an ordering claim at the effect-to-spread ratio measured at CPU size (the paper's
+effect with the seed spread and prompt s.e. scaled by |paper's effect| / |CPU estimate|, the CPU's sign kept); an
+equivalence at the CPU estimate wherever it lies nearer the region's edge than the paper's value. No paper here
+states the spread of its effect, so every ordering row takes the CPU ratio.
+
+``design``: the prompts first, as the smallest power-of-two multiple of the measured run's whose Monte-Carlo part of
+the interval (``claims.monte_carlo_reach``: its quantile widened by the power's) takes at most half the distance from
+the truth to the region's edge; then the seeds, the fewest that decide with ``POWER`` given that s.e.
+(``claims.deciding_seeds``), and the power they reach (``claims.decision_probability``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from iclab.stats.claims import (
+    LOOK_LEVELS, decision_probability, deciding_seeds, distance_to_decide, monte_carlo_reach, region
+)
+
+LEVEL = LOOK_LEVELS[0]  # a tier's own run decides at look 1's level
+MAX_SEEDS = 20  # beyond this an effect does not fit one GPU node (each GPT-2 seed is GPU-hours)
+MAX_PROMPT_FACTOR = 1024  # beyond this the evaluation set outgrows one node's memory
+MC_SHARE = 0.5  # the Monte-Carlo part may take at most this share of the distance to the region's edge
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A headline effect: the claim that states it and the truth the paper reports (None: not reported)."""
+
+    name: str
+    experiment: str
+    claim: str  # the start of the claim's text in the experiment's claims table
+    truth: float | None
+    truth_source: str
+
+
+EFFECTS = (
+    Effect("MLP gap", "ltb_table1", "GPT-2 with its MLP beats GPT-2 without it", 0.013 - 8.871,
+           "Zhang, Wu, Bartlett 2024, Table 1: 0.013 with the MLP, 8.871 without, at β* ≠ 0"),
+    Effect("near least squares at M = N", "zfb_figure1", "GPT-2 trained and tested on the fixed covariance is near",
+           0.0, "Zhang, Frei, Bartlett 2024, Figure 1: GPT-2 follows least squares up to M = N (difference 0)"),
+    Effect("random covariances help", "zfb_figure1", "training on random covariances helps on them", None,
+           "Zhang, Frei, Bartlett 2024, Figure 1: no size stated"),
+    Effect("GPT-2's risk independent of d", "single_index", "the pretrained GPT-2's risk does not depend on d", 0.0,
+           "Oko, Song, Suzuki, Wu 2024 / Suzuki's talk: no dependence on d (difference 0)"),
+    Effect("Newton count grows at κ = 100", "probe_illconditioned",
+           "at κ = 100 the best-matching Newton iteration count still grows", 20.0,
+           "Fu, Chen, Jia, Sharan 2024, §5: ~21 iterations at the top layer, ~1 at layer 1"),
+    Effect("same Newton count at κ = 100 and κ = 1", "probe_illconditioned",
+           "the last layer (layer", 0.0, "Fu, Chen, Jia, Sharan 2024, §5: ~21 at both (difference 0)"),
+    Effect("narrow GPT-2 misses least squares", "probe_hidden_size", "the narrowest 1-head GPT-2", None,
+           "Fu, Chen, Jia, Sharan 2024, §5: hidden 8 does not reach least squares (no size stated)"),
+    Effect("wide GPT-2 reaches least squares", "probe_hidden_size", "the widest", 0.0,
+           "Fu, Chen, Jia, Sharan 2024, §5: hidden 32 and 64 reach least squares (difference 0)"),
+    Effect("LSTM closer to GD than Newton", "probe_similarity", "the LSTM's output is more similar to online GD", 0.034,
+           "Fu, Chen, Jia, Sharan 2024, Table 1: LSTM 0.954 against online GD, 0.920 against Newton"),
+)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What a run at CPU size measured of an effect's claim: its estimate, relation and margin, the seeds, one seed's
+    spread ``sd`` of the difference, the prompts' s.e. ``mc_se`` and the evaluation prompts behind it."""
+
+    estimate: float
+    relation: str
+    margin: float
+    seeds: int
+    sd: float
+    mc_se: float
+    prompts: int
+
+
+def favourable_truth(effect: Effect, spread: Spread) -> float:
+    """The truth the paper reports for ``effect``, or the CPU estimate where it reports none."""
+    return spread.estimate if effect.truth is None else effect.truth
+
+
+def least_favourable(effect: Effect, spread: Spread) -> tuple[float, Spread]:
+    """The least favourable plausible truth of ``effect`` and the spreads that go with it (module docstring)."""
+    paper = favourable_truth(effect, spread)
+    if spread.relation == "≈":
+        def reach(truth: float) -> float:  # how far from the region's edge
+            return distance_to_decide("≈", spread.margin, truth)
+
+        return (spread.estimate if reach(spread.estimate) < reach(paper) else paper), spread
+    if spread.estimate == 0:
+        raise ValueError(f"{effect.name}: a CPU estimate of 0 has no effect-to-spread ratio")
+    scale = abs(paper / spread.estimate)
+    scaled = replace(spread, sd=spread.sd * scale, mc_se=spread.mc_se * scale)
+    return spread.estimate * scale, scaled
+
+
+@dataclass(frozen=True)
+class Design:
+    """Prompts and seeds for one effect, and the power they reach (NaN where none fits: ``reason`` says why)."""
+
+    truth: float
+    prompts: int
+    seeds: int
+    power: float
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def power_as_run(truth: float, spread: Spread, seeds: int, prompts: int, level: float = LEVEL) -> float:
+    """The power with which ``seeds`` seeds at ``prompts`` evaluation prompts decide the claim if the truth is
+    ``truth``: the prompts' s.e. scaled from the ``spread.prompts`` it was measured at by √(spread.prompts ÷
+    prompts)."""
+    start, end, _, _ = region(spread.relation, spread.margin)
+    mc_se = spread.mc_se * math.sqrt(spread.prompts / prompts)
+    return decision_probability(seeds, truth, spread.sd, mc_se, start, end, level)
+
+
+def design(truth: float, spread: Spread, level: float = LEVEL) -> Design:
+    """The prompts and seeds that decide the claim with ``POWER`` if the truth is ``truth`` (module docstring)."""
+    distance = distance_to_decide(spread.relation, spread.margin, truth)
+    if distance <= 0:
+        return Design(truth, spread.prompts, 0, math.nan, "the truth sits on the region's edge")
+    factor = 1
+    while monte_carlo_reach(spread.relation, spread.mc_se / math.sqrt(factor), level) > MC_SHARE * distance:
+        factor *= 2
+        if factor > MAX_PROMPT_FACTOR:
+            return Design(truth, spread.prompts * factor, 0, math.nan, f"over {MAX_PROMPT_FACTOR}× the prompts")
+    mc_se = spread.mc_se / math.sqrt(factor)
+    start, end, _, _ = region(spread.relation, spread.margin)
+    (seeds,) = deciding_seeds(np.array([truth]), np.array([spread.sd]), np.array([mc_se]), start, end, level,
+                              MAX_SEEDS)
+    if seeds > MAX_SEEDS:
+        return Design(truth, spread.prompts * factor, int(seeds), math.nan, f"over {MAX_SEEDS} seeds")
+    power = decision_probability(int(seeds), truth, spread.sd, mc_se, start, end, level)
+    return Design(truth, spread.prompts * factor, int(seeds), power)
