@@ -6,7 +6,7 @@ numbers docs/claims.md quotes (issue 82: run-derived numbers generated from a re
 1. Holm over a family (``claims.holm_verdicts``): ``FAMILY`` orderings "m < 0" that are not there (m ~ N(0, 1), a
    seed-free estimate of s.e. 1), ``FAMILIES`` families: the share in which some row holds under Holm (the design
    keeps it at ``claims.HOLM_ALPHA``) and row by row (each row at its look's 2.0%).
-2. The percentile bootstrap over prompt groups with 3 seeds (``claims.bootstrapped``; the seeds' spread as a t on
+2. The percentile bootstrap over prompt groups with 3 seeds (``estimates.bootstrapped``; the seeds' spread as a t on
    2 degrees of freedom, not resampled): similarities whose seeds' spread (0.05) dwarfs the prompts' (0.01 a group);
    the share of runs whose interval covers the truth (nominal 95%), and of runs in which "a > b" holds for two equal
    truths whose seeds' effects correlate 0.5 (nominal 2.5% one-sided). The same set-up as tests/test_claims.py's,

@@ -1,7 +1,7 @@
 """Mutation testing of one module against the tests that name it (issue 81): ``python benchmarks/mutation.py
 stats.looks``.
 
-cosmic-ray (``pip install -e '.[mutation]'``) plants one small change at a time in ``src/iclab/<package>/<module>.py``
+cosmic-ray (``pip install -e '.[mutation]'``) plants one small change at a time in ``src/iclab/<dotted/path>.py``
 (an arithmetic or comparison operator swapped, a number moved, a condition negated, a loop skipped, a boolean flipped;
 never a string: cosmic-ray has no string operator) and runs the module's tests on each; a mutant that every test
 passes survived. The run works on a copy of the working tree, so an interrupted run leaves the checkout untouched.
