@@ -128,27 +128,30 @@ def formatted(value: object, spec: str, block: str) -> str:
     return MINUS + text[1:] if text.startswith("-") else text
 
 
+def json_field(name: str, field: str, root: Path, block: str) -> object:
+    """The value at ``field`` (as ``select`` reads it) of the JSON record ``BENCHMARK_RESULTS``/``name``."""
+    path = record_file(name, root, block)
+    return select(json.loads(path.read_text()), field, BENCHMARK_RESULTS / name, block)
+
+
 def benchmark_value(arg: str, root: Path) -> str:
     """One number of a JSON record under ``BENCHMARK_RESULTS``: ``FILE|FIELD[|FORMAT]``, ``FIELD`` as ``select``
     reads it (``gpu_node_power.json|effects[experiment=ltb_table1].as_run.power|.2f``)."""
     name, field, spec = (arg.split("|") + [""])[:3]
-    path = record_file(name, root, f"record {arg}")
-    value = select(json.loads(path.read_text()), field, BENCHMARK_RESULTS / name, f"record {arg}")
-    return formatted(value, spec, f"record {arg}")
-
+    return formatted(json_field(name, field, root, f"record {arg}"), spec, f"record {arg}")
 
 
 def counted(arg: str, root: Path) -> str:
     """How many rows a record under ``BENCHMARK_RESULTS`` holds: ``FILE.csv`` its data rows (a timing a row, a job a
     row), ``FILE.json|FIELD`` the length of the list at ``FIELD`` (as ``select`` reads it)."""
     name, _, field = arg.partition("|")
-    path = record_file(name, root, f"count {arg}")
-    if path.suffix == ".csv":
-        return str(len(pd.read_csv(path)))
-    found = select(json.loads(path.read_text()), field, BENCHMARK_RESULTS / name, f"count {arg}")
+    if name.endswith(".csv"):
+        return str(len(pd.read_csv(record_file(name, root, f"count {arg}"))))
+    found = json_field(name, field, root, f"count {arg}")
     if not isinstance(found, list):
         raise UsageError(f"block count {arg}: {field!r} of {BENCHMARK_RESULTS / name} is not a list")
     return str(len(found))
+
 
 COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb",
                "longest_gpu_hours")
