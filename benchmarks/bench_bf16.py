@@ -1,6 +1,7 @@
 """Benchmark: bfloat16 autocast for the GPT-2 and LSTM training of the default config, on this CPU (issue 49).
 
-    python benchmarks/bench_bf16.py   # writes benchmarks/results/bf16.json
+    python benchmarks/bench_bf16.py               # writes benchmarks/results/bf16.json
+    python benchmarks/bench_bf16.py --lstm-paths  # writes benchmarks/results/bf16_lstm_paths.json (issue 93)
 
 Every distinct GPT-2 and LSTM training of ``config.yaml`` (model spec, prompt shape, batch) is timed as the
 pipeline trains it — iclab's model, fused Adam, the loss of its config, one thread (``threads: 1``, jobs side by
@@ -8,10 +9,16 @@ side) — in float32 and under ``torch.autocast("cpu", dtype=torch.bfloat16)``, 
 job's last step (the curriculum's full size); the median of ``ROUNDS`` timings of ``STEPS`` steps each is kept.
 Also: the loss after ``CHECK_STEPS`` steps both ways from the same initialisation and batches, and whether the
 CPU reports avx512_bf16 (bfloat16 dot products) and amx_bf16.
+
+``--lstm-paths``: the default's LSTM trainings only, each variant timed with oneDNN on and off (alternating, in one
+run): off, torch runs the decomposed LSTM, its gates in bf16 and its states in float32, the path an AVX2 CPU
+without oneDNN's bf16 takes for bf16 (``models.lstm.recurrent_precision``), while its float32 LSTM stays on oneDNN:
+that CPU's bf16 / float32 is about "oneDNN off bf16 / oneDNN on float32" here (this CPU's kernels, not AVX2's).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import statistics
@@ -28,6 +35,7 @@ from iclab.tasks import task_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "bf16.json"
+LSTM_PATHS_OUT = ROOT / "benchmarks" / "results" / "bf16_lstm_paths.json"
 STEPS, ROUNDS, CHECK_STEPS = 20, 5, 200
 MODELS = ("gpt2", "lstm")
 
@@ -77,8 +85,9 @@ class Loop:
         return STEPS / (time.perf_counter() - start)
 
 
-def final_loss(job, bf16: bool) -> float:
+def final_loss(job, bf16: bool, onednn: bool = True) -> float:
     """The mean loss of the last 20 of ``CHECK_STEPS`` steps on the job's own batches, from its initialisation."""
+    torch.backends.mkldnn.enabled = onednn
     loop = Loop(job, bf16)
     losses = [loop.step(*loop.batch(step)) for step in range(CHECK_STEPS)]
     return statistics.fmean(losses[-20:])
@@ -87,6 +96,41 @@ def final_loss(job, bf16: bool) -> float:
 def cpu_flags() -> dict[str, bool]:
     text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     return {flag: f" {flag}" in text for flag in ("avx512_bf16", "amx_bf16")}
+
+
+def lstm_paths() -> None:
+    """The LSTM's float32 and bf16 steps with oneDNN on and off, alternating in one run."""
+    torch.set_num_threads(1)
+    rows = []
+    variants = {(onednn, bf16) for onednn in (True, False) for bf16 in (False, True)}
+    for name, job in distinct_trainings().items():
+        if job.model["name"] != "lstm":
+            continue
+        loops = {variant: Loop(job, variant[1]) for variant in sorted(variants, reverse=True)}
+        xs, ys = loops[True, False].batch(job.train.steps - 1)
+        timings = {variant: [] for variant in loops}
+        for _ in range(ROUNDS + 1):  # the first round warms up
+            for (onednn, bf16), loop in loops.items():
+                torch.backends.mkldnn.enabled = onednn
+                timings[onednn, bf16].append(loop.steps_per_second(xs, ys))
+        rate = {variant: statistics.median(values[1:]) for variant, values in timings.items()}
+        row = {"training": name, "steps in the config": job.train.steps}
+        for onednn in (True, False):
+            path = f"oneDNN {'on' if onednn else 'off'}"
+            row[f"{path}: float32 steps/s"] = rate[onednn, False]
+            row[f"{path}: bf16 steps/s"] = rate[onednn, True]
+            row[f"{path}: bf16 / float32"] = rate[onednn, True] / rate[onednn, False]
+            row[f"{path}: bf16 loss after {CHECK_STEPS} steps"] = final_loss(job, True, onednn)
+        # an AVX2 CPU runs float32 on oneDNN and bf16 decomposed: its choice, on this CPU's kernels
+        row["oneDNN off bf16 / oneDNN on float32"] = rate[False, True] / rate[True, False]
+        row[f"float32 loss after {CHECK_STEPS} steps"] = final_loss(job, False)
+        rows.append(row)
+        print(row, flush=True)
+    torch.backends.mkldnn.enabled = True
+    result = {"machine": platform.machine(), "torch": torch.__version__, "threads": 1, "steps": STEPS,
+              "rounds": ROUNDS, "cpu": cpu_flags(), "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+              "onednn_bf16": bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()), "rows": rows}
+    LSTM_PATHS_OUT.write_text(json.dumps(result, indent=2) + "\n")
 
 
 def main() -> None:
@@ -118,4 +162,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lstm-paths", action="store_true", help="the LSTM with oneDNN on and off only")
+    lstm_paths() if parser.parse_args().lstm_paths else main()

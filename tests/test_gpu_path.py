@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import REPO
+from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from iclab.fit.sgd import CUBLAS_WORKSPACES, batch_at, deterministic_kernels, make_optimizer, prompt_loss, train_step
 from iclab.compute.gpu_check import tier_shapes, tiny
 from iclab.models import build_model
+from iclab.models import lstm
 from iclab.models.gpt2 import GPT2Learner
-from iclab.models.lstm import LSTMLearner
 from iclab.tasks import task_from_dict
 
 # Ops that wait for the device: a tensor read on the host (item, bool(tensor)), or an output whose size depends on
@@ -169,17 +170,79 @@ def test_cuda_training_refuses_without_cublas_workspace_and_python_m_iclab_sets_
     assert source.index("CUBLAS_WORKSPACE_CONFIG") < source.index("def main")  # at import, not in a stage
 
 
-@pytest.mark.parametrize("on_cuda, dtype", [(False, torch.bfloat16), (True, torch.float32)])
-def test_lstm_recurrent_layers_run_bf16_on_the_cpu_and_float32_under_cuda_autocast(monkeypatch, on_cuda, dtype):
-    """Under bf16 autocast the CPU runs oneDNN's LSTM in bf16 (the default's numbers, unchanged); where CUDA's
-    autocast would run cuDNN's in float16, the layers run autocast off in float32 (``lstm.cuda_autocast`` stands in
-    for a CUDA device here)."""
-    import iclab.models.lstm as lstm
+# What this CPU runs a bf16 LSTM on, by torch's own test (issue 93): oneDNN's fused layer where oneDNN has bf16
+# (AVX512 and later), torch's decomposed LSTM where it has not (plain AVX2), or where oneDNN is switched off.
+CAPABILITY = torch.backends.cpu.get_cpu_capability()
+ONEDNN_BF16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
-    monkeypatch.setattr(lstm, "cuda_autocast", lambda state: on_cuda, raising=False)
-    model = LSTMLearner(3, hidden=8, n_layer=2)
+
+def traced_recurrent_layer(monkeypatch, onednn: bool) -> tuple[OpNames, torch.Tensor]:
+    """One recurrent layer (``lstm.recurrent``) under the CPU's bf16 autocast with oneDNN on or off: the ops it
+    dispatched and its output."""
+    monkeypatch.setattr(torch.backends.mkldnn, "enabled", onednn)
+    torch.manual_seed(0)
+    layer, state = nn.LSTM(8, 8, batch_first=True), torch.randn(4, 5, 8)  # state: (B, T, hidden)
     names = OpNames()
     with names, torch.autocast("cpu", torch.bfloat16):
-        model(torch.randn(4, 5, 3), torch.randn(4, 5))
-    recurrent = {n for n in names.names if "rnn" in n or "lstm" in n}
-    assert recurrent and all(names.inputs[n] == {dtype} for n in recurrent), names.inputs
+        out = lstm.recurrent(layer, state)  # (B, T, hidden)
+    return names, out
+
+
+@pytest.mark.parametrize("onednn", [
+    pytest.param(True, id=f"oneDNN-on-{CAPABILITY}-runs-{'oneDNN' if ONEDNN_BF16 else 'decomposed'}"),
+    pytest.param(False, id=f"oneDNN-off-{CAPABILITY}-runs-decomposed")])
+def test_lstm_recurrent_layers_under_cpu_bf16_autocast_run_the_path_torch_takes_on_this_cpu(monkeypatch, onednn):
+    """Where oneDNN has bf16 and is on, its fused LSTM runs wholly in bf16 (states included: a bf16 output); elsewhere
+    (AVX2, or oneDNN off: the forced case, run on every CPU) torch's decomposed LSTM runs its gate matmuls and
+    activations in bf16 and carries the cell and hidden states in float32 (``tanh`` of the cell, a float32 output).
+    The path expected is torch's (``_is_mkldnn_bf16_supported``), the one seen is the trace's, and
+    ``lstm.recurrent_precision`` names it."""
+    names, out = traced_recurrent_layer(monkeypatch, onednn)
+    fused = onednn and ONEDNN_BF16
+    if fused:
+        assert names.inputs["mkldnn_rnn_layer"] == {torch.bfloat16} and out.dtype == torch.bfloat16, names.inputs
+    else:
+        assert "mkldnn_rnn_layer" not in names.names, names.inputs
+        gates = {op: names.inputs[op] for op in ("mm", "addmm", "sigmoid_")}
+        assert gates == dict.fromkeys(gates, {torch.bfloat16}), names.inputs
+        assert names.inputs["tanh"] == {torch.float32} and out.dtype == torch.float32, names.inputs
+    described = "bfloat16" if fused else "bfloat16 gates, float32 states"
+    assert lstm.recurrent_precision(torch.device("cpu")) == described
+
+
+@pytest.mark.parametrize("onednn", [True, False], ids=["oneDNN-on", "oneDNN-off"])
+def test_lstm_recurrent_layers_run_float32_where_cuda_autocast_would_apply(monkeypatch, onednn):
+    """Where CUDA's autocast would run cuDNN's LSTM in float16, the recurrent layers run autocast off in float32
+    (``lstm.cuda_autocast`` stands in for a CUDA device here; on either CPU path)."""
+    monkeypatch.setattr(lstm, "cuda_autocast", lambda state: True)
+    names, out = traced_recurrent_layer(monkeypatch, onednn)
+    floats = set().union(*names.inputs.values())
+    assert floats == {torch.float32} and out.dtype == torch.float32, names.inputs
+    assert lstm.recurrent_precision(torch.device("cuda")) == "float32"
+
+
+class CudaLike:
+    """Stands in for a CUDA tensor where there is no card: ``cuda_autocast`` reads only its device (the meta device
+    will not do: its type is "meta")."""
+
+    device = torch.device("cuda")
+
+
+@pytest.mark.parametrize("state, cpu_on, cuda_on, expected", [
+    (CudaLike(), False, True, True),
+    (CudaLike(), False, False, False),
+    (CudaLike(), True, False, False),  # only the CPU's autocast on
+    (torch.zeros(1), True, False, False),  # a CPU tensor under the CPU's autocast
+    (torch.zeros(1), False, True, False),  # a CPU tensor with CUDA's autocast on
+], ids=["cuda-under-cuda-autocast", "cuda-no-autocast", "cuda-under-cpu-autocast", "cpu-under-cpu-autocast",
+        "cpu-under-cuda-autocast"])
+def test_cuda_autocast_is_true_only_for_a_cuda_tensor_under_cudas_autocast(state, cpu_on, cuda_on, expected):
+    """By hand: reading the CPU's autocast state, or not the tensor's device, answers at least one case wrongly."""
+    before = {device: torch.is_autocast_enabled(device) for device in ("cpu", "cuda")}
+    try:
+        torch.set_autocast_enabled("cpu", cpu_on)
+        torch.set_autocast_enabled("cuda", cuda_on)
+        assert lstm.cuda_autocast(state) is expected
+    finally:
+        for device, enabled in before.items():
+            torch.set_autocast_enabled(device, enabled)

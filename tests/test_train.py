@@ -2,6 +2,7 @@
 and stops with a clear error on divergence."""
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -94,6 +95,24 @@ def test_bfloat16_precision_runs_the_body_in_bfloat16_and_gpt2s_read_out_and_los
     assert "precision" not in specs["float32"].to_dict()["train"]
     assert specs["bfloat16"].to_dict()["train"]["precision"] == "bfloat16"
     assert specs["bfloat16"].hash != specs["float32"].hash
+
+
+@pytest.mark.parametrize("onednn", [True, False], ids=["oneDNN-on", "oneDNN-off"])
+def test_bfloat16_training_warns_on_a_cpu_without_onednns_bfloat16_and_float32_never(monkeypatch, caplog, onednn):
+    """Where oneDNN's bf16 is missing (AVX2; forced here by switching oneDNN off) a bf16 training warns once, naming
+    the key and the CPU's capability; where it is there, and for float32 anywhere, nothing is said."""
+    monkeypatch.setattr(torch.backends.mkldnn, "enabled", onednn)
+    missing = not (onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())  # torch's own test, as ATen's RNN.cpp
+    for precision in ("bfloat16", "float32"):
+        caplog.clear()
+        spec = {"model": {"name": "lstm", "hidden": 4, "n_layer": 1}, "task": TASK.to_dict(), "seed": 0,
+                "train": {"steps": 1, "batch_size": 4, "lr": 1e-3, "precision": precision}}
+        with caplog.at_level(logging.WARNING, logger="iclab.fit.sgd"):
+            train(TrainJob.from_dict(spec))
+        warned = [r.getMessage() for r in caplog.records if "train.precision bfloat16" in r.getMessage()]
+        expected = missing and precision == "bfloat16"
+        assert len(warned) == expected, warned
+        assert not expected or torch.backends.cpu.get_cpu_capability() in warned[0]
 
 
 def test_divergence_is_a_clear_error():

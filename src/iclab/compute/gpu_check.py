@@ -57,7 +57,7 @@ from iclab.fit.sgd import (CountingInductor, batch_at, deterministic_kernels, ma
                           prompt_loss, step_model, train_step)
 from iclab.store.jobs import TrainJob
 from iclab.models import build_model
-from iclab.models.lstm import RECURRENT_PRECISION
+from iclab.models.lstm import recurrent_precision
 from iclab.pipeline.plan import build_plan
 from iclab.tasks import task_from_dict
 
@@ -321,9 +321,9 @@ def agreement_rows(shape: Shape, device: torch.device, card: str) -> list[dict[s
 
 def ran(numerics: str, job: TrainJob, device: torch.device) -> str:
     """What a step of ``numerics`` runs in on ``device``: the LSTM's recurrent layers keep their own precision
-    under bf16 autocast (``models.lstm.RECURRENT_PRECISION``)."""
+    under bf16 autocast (``models.lstm.recurrent_precision``)."""
     if numerics == "bfloat16" and job.model["name"] == "lstm":
-        return f"bfloat16 (recurrent layers {RECURRENT_PRECISION[device.type]})"
+        return f"bfloat16 (recurrent layers {recurrent_precision(device)})"
     return numerics
 
 

@@ -33,6 +33,7 @@ from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
 from iclab.models import build_model, default_device
+from iclab.models.lstm import onednn_bf16
 from iclab.progress import Progress
 from iclab.tasks import Batch, Task, task_from_dict
 from iclab.tasks.samplers import pretraining_batch, pretraining_set, train_batch
@@ -325,6 +326,7 @@ def train(
     torch.manual_seed(job.seed)
     device = default_device()
     model = build_model(job.model, task.d).to(device)
+    warn_slow_bf16(job.hash, cfg, device)
     optimizer = make_optimizer(cfg, model.parameters())
     losses = np.full(cfg.steps, np.nan)
     snapshots = Snapshots(steps=[], params={})
@@ -360,6 +362,16 @@ def train(
             if checkpoint_due:
                 save_checkpoint(checkpoint, checkpoint_state(job, step + 1, model, optimizer, losses, snapshots))
     return model, losses, snapshots
+
+
+def warn_slow_bf16(name: str, cfg: TrainConfig, device: torch.device) -> None:
+    """A warning where bf16 autocast trains on a CPU without oneDNN's bf16 (AVX2): torch's bf16 matmuls fall back
+    to slow kernels there, and the LSTM runs decomposed (``models.lstm.recurrent_precision``)."""
+    if cfg.precision == "bfloat16" and device.type == "cpu" and not onednn_bf16():
+        log.warning("[%s] train.precision bfloat16 on a CPU without oneDNN's bfloat16 (torch CPU capability %s): "
+                    "its bfloat16 matmuls run slow fallback kernels (the LSTM's steps, far slower than float32: "
+                    "benchmarks/results/bf16_lstm_paths.json); train.precision float32 is likely faster here", name,
+                    torch.backends.cpu.get_cpu_capability())
 
 
 def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,

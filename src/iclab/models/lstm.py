@@ -4,8 +4,8 @@ improves across layers like a Transformer nor matches Newton; it resembles onlin
 It reads Garg et al.'s interleaved prompts like ``GPT2Learner`` (same read-in and read-out), one
 single-layer ``nn.LSTM`` per layer so that every layer's output is exposed for per-layer probes. An
 LSTM is causal by construction: the state at x_k's token has seen x₀, y₀, …, x_k only. Under bf16 autocast
-(``train.precision: bfloat16``) its recurrent layers run in bfloat16 on the CPU and in float32 on CUDA
-(``recurrent``).
+(``train.precision: bfloat16``) its recurrent layers run in float32 on CUDA and, on the CPU, as torch runs them
+there, which depends on the CPU (``recurrent_precision``).
 """
 
 from __future__ import annotations
@@ -24,16 +24,30 @@ def cuda_autocast(state: torch.Tensor) -> bool:
 def recurrent(layer: nn.LSTM, state: torch.Tensor) -> torch.Tensor:
     """One layer's outputs (B, T, hidden). Under CUDA's autocast in float32: autocast's only lower precision for
     cuDNN's RNN is float16 (no loss scaling here, and not the bfloat16 the config asks for), so on CUDA the
-    recurrent layers run in float32 and only the read-in under bf16 (``RECURRENT_PRECISION``). On the CPU as
-    autocast runs them: oneDNN's LSTM in bfloat16 under bf16 autocast."""
+    recurrent layers run in float32 and only the read-in under bf16. On the CPU as autocast runs them
+    (``recurrent_precision``)."""
     if cuda_autocast(state):
         with torch.autocast(state.device.type, enabled=False):
             return layer(state.float())[0]
     return layer(state)[0]
 
 
-# What the recurrent layers run in under ``train.precision: bfloat16``, by device (``recurrent``).
-RECURRENT_PRECISION = {"cpu": "bfloat16", "cuda": "float32"}
+def onednn_bf16() -> bool:
+    """Whether torch runs a bfloat16 LSTM on this CPU as oneDNN's fused layer: oneDNN enabled and its bf16 kernels
+    supported by the CPU (AVX512 with BW/VL/DQ, or AMX; not AVX2). torch's own test (``use_mkldnn`` in ATen's
+    RNN.cpp)."""
+    return torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled and bool(
+        torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def recurrent_precision(device: torch.device) -> str:
+    """What the recurrent layers run in under ``train.precision: bfloat16`` on ``device`` (``recurrent``): float32
+    on CUDA; on a CPU with oneDNN's bf16, its fused LSTM in bfloat16 (states included); elsewhere torch's
+    decomposed LSTM, whose gate matmuls and activations autocast runs in bfloat16 while the cell and hidden
+    states, started in float32, stay float32 by type promotion (tests/test_gpu_path.py traces both)."""
+    if device.type == "cuda":
+        return "float32"
+    return "bfloat16" if onednn_bf16() else "bfloat16 gates, float32 states"
 
 
 class LSTMLearner(nn.Module):
