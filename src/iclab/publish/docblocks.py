@@ -7,7 +7,10 @@ A block in README.md or a page under docs/ reads::
     <!-- /iclab:NAME -->
 
 or, for one number inside a sentence or a table cell, on one line:
-``<!-- iclab:value default-pipeline.wall -->52 min 20 s<!-- /iclab:value -->`` (GitHub hides the comments).
+``<!-- iclab:value default-pipeline.wall -->52 min 20 s<!-- /iclab:value -->`` (GitHub hides the comments). Inside a
+table row an argument's ``|`` is written ``\\|``: GFM splits a cell at every other pipe, even inside a comment
+(``tests/test_docs_render.py`` counts the cells). A line never begins with an inline block: a line that begins with
+a comment opens a raw-HTML block, which cuts its paragraph and shows the line's Markdown raw.
 
 ``python -m iclab docs`` rewrites every block from its record; ``--check`` names the stale ones and exits 1
 (``tests/test_docblocks.py`` runs it on the repository). A record is a committed file a run or a benchmark wrote:
@@ -49,7 +52,7 @@ def render(text: str, root: Path) -> str:
         if generator is None:
             raise UsageError(f"block iclab:{match['name']}: no generator of that name (known: "
                              f"{', '.join(sorted(GENERATORS))})")
-        body = generator(match["arg"] or "", root)
+        body = generator((match["arg"] or "").replace("\\|", "|"), root)  # a table row's escaped pipe
         if not match["newline"]:  # inline: one line, no line break of its own
             body = body.rstrip("\n")
             if "\n" in body:
