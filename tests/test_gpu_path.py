@@ -219,23 +219,27 @@ def test_lstm_recurrent_layers_run_float32_where_cuda_autocast_would_apply(monke
     floats = set().union(*names.inputs.values())
     assert floats == {torch.float32} and out.dtype == torch.float32, names.inputs
     assert lstm.recurrent_precision(torch.device("cuda")) == "float32"
+    with pytest.raises(ValueError, match="known on cpu and cuda, not on xpu"):
+        lstm.recurrent_precision(torch.device("xpu"))
 
 
-class CudaLike:
-    """Stands in for a CUDA tensor where there is no card: ``cuda_autocast`` reads only its device (the meta device
-    will not do: its type is "meta")."""
+class OnDevice:
+    """Stands in for a tensor on a device this machine lacks: ``cuda_autocast`` reads only its device (the meta device
+    will not do for CUDA: its type is "meta")."""
 
-    device = torch.device("cuda")
+    def __init__(self, device: str):
+        self.device = torch.device(device)
 
 
 @pytest.mark.parametrize("state, cpu_on, cuda_on, expected", [
-    (CudaLike(), False, True, True),
-    (CudaLike(), False, False, False),
-    (CudaLike(), True, False, False),  # only the CPU's autocast on
+    (OnDevice("cuda"), False, True, True),
+    (OnDevice("cuda"), False, False, False),
+    (OnDevice("cuda"), True, False, False),  # only the CPU's autocast on
     (torch.zeros(1), True, False, False),  # a CPU tensor under the CPU's autocast
     (torch.zeros(1), False, True, False),  # a CPU tensor with CUDA's autocast on
+    (OnDevice("xpu"), False, True, False),  # another accelerator's tensor with CUDA's autocast on
 ], ids=["cuda-under-cuda-autocast", "cuda-no-autocast", "cuda-under-cpu-autocast", "cpu-under-cpu-autocast",
-        "cpu-under-cuda-autocast"])
+        "cpu-under-cuda-autocast", "xpu-under-cuda-autocast"])
 def test_cuda_autocast_is_true_only_for_a_cuda_tensor_under_cudas_autocast(state, cpu_on, cuda_on, expected):
     """By hand: reading the CPU's autocast state, or not the tensor's device, answers at least one case wrongly."""
     before = {device: torch.is_autocast_enabled(device) for device in ("cpu", "cuda")}

@@ -7,8 +7,12 @@ import torch
 from iclab.learners import estimators
 from iclab.models import build_model
 from iclab.models.linear import GDBeta, LinearSelfAttention, LinearTransformerBlock
+from iclab.models.lstm import LSTMLearner
+from iclab.models.prompts import interleave
 
 D, K, B = 4, 9, 16
+SPECS = {"lsa": {"name": "lsa", "init_scale": 0.5}, "ltb": {"name": "ltb", "init_scale": 0.5},
+         "gd_beta": {"name": "gd_beta", "init_scale": 0.5}, "lstm": {"name": "lstm", "hidden": 8, "n_layer": 2}}
 
 
 @pytest.fixture(autouse=True)
@@ -77,10 +81,10 @@ def test_gd_beta_module_matches_numpy(prompts):
     np.testing.assert_allclose(model(*as_torch(*prompts)).detach().numpy(), expected, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["lsa", "ltb", "gd_beta"])
+@pytest.mark.parametrize("name", SPECS)
 def test_final_query_path_equals_full_forward(prompts, name):
     torch.manual_seed(0)
-    model = build_model({"name": name, "init_scale": 0.5}, D)
+    model = build_model(SPECS[name], D)
     xs, ys = as_torch(*prompts)
     np.testing.assert_allclose(
         model(xs, ys, last_only=True)[:, 0].detach().numpy(),
@@ -90,10 +94,10 @@ def test_final_query_path_equals_full_forward(prompts, name):
     )
 
 
-@pytest.mark.parametrize("name", ["lsa", "ltb", "gd_beta"])
+@pytest.mark.parametrize("name", SPECS)
 def test_no_prediction_sees_its_own_or_later_labels(prompts, name):
     torch.manual_seed(0)
-    model = build_model({"name": name, "init_scale": 0.5}, D)
+    model = build_model(SPECS[name], D)
     xs, ys = as_torch(*prompts)
     base = model(xs, ys).detach()
     for k in range(K):
@@ -103,6 +107,33 @@ def test_no_prediction_sees_its_own_or_later_labels(prompts, name):
         np.testing.assert_allclose(out[:, : k + 1], base[:, : k + 1], rtol=1e-12, atol=1e-9)
         if k + 1 < K:
             assert not torch.allclose(out[:, k + 1 :], base[:, k + 1 :])
+
+
+def test_an_lstms_predictions_read_their_own_prompts_earlier_points_and_no_other_prompts(prompts):
+    """Moving prompt 0's first point changes prompt 0's every later prediction (the layers carry context along the
+    prompt, not across the batch) and no other prompt's."""
+    torch.manual_seed(0)
+    model = build_model(SPECS["lstm"], D)
+    xs, ys = as_torch(*prompts)
+    moved = xs.clone()
+    moved[0, 0] += 3.0
+    base, out = model(xs, ys).detach(), model(moved, ys).detach()
+    assert (out[0, 1:] - base[0, 1:]).abs().min() > 1e-9
+    np.testing.assert_array_equal(out[1:].numpy(), base[1:].numpy())
+
+
+def test_an_lstms_layer_states_start_at_its_read_in_and_its_prediction_reads_the_last_layer(prompts):
+    """The per-layer readouts' contract (``layer_states``: L+1 states at the x tokens): index 0 is the read-in of the
+    interleaved prompt at its x tokens (even positions), and the model's prediction is ``read_out`` of index L."""
+    torch.manual_seed(0)
+    model = LSTMLearner(D, hidden=8, n_layer=3)
+    xs, ys = as_torch(*prompts)
+    with torch.no_grad():
+        states = model.layer_states(xs, ys)  # (L+1, B, K, hidden)
+        assert states.shape == (4, B, K, 8)
+        torch.testing.assert_close(states[0], model.read_in(interleave(xs, ys))[:, ::2])
+        torch.testing.assert_close(model(xs, ys), model.read_out(states[3])[..., 0])
+        assert not torch.allclose(model(xs, ys), model.read_out(states[2])[..., 0])
 
 
 def test_unknown_model_name_is_rejected():

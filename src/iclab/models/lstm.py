@@ -47,11 +47,13 @@ def recurrent_precision(device: torch.device) -> str:
     states, started in float32, stay float32 by type promotion (tests/test_gpu_path.py traces both)."""
     if device.type == "cuda":
         return "float32"
+    if device.type != "cpu":
+        raise ValueError(f"the LSTM's recurrent precision is known on cpu and cuda, not on {device.type}")
     return "bfloat16" if onednn_bf16() else "bfloat16 gates, float32 states"
 
 
 class LSTMLearner(nn.Module):
-    def __init__(self, d: int, hidden: int = 64, n_layer: int = 6):
+    def __init__(self, d: int, hidden: int, n_layer: int):
         super().__init__()
         self.d = d
         self.read_in = nn.Linear(d + 1, hidden)
