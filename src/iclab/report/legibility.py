@@ -1,0 +1,125 @@
+"""How a figure reads at the width it is shown (issue 95): its text measured at the narrowest column that shows it,
+and the texts it draws on top of each other.
+
+GitHub shows an image at most its page's column wide: ~830–900 px on a repository's front page, ~950 px on a docs
+page. A figure saved wider is shrunk to that, and its text with it. Three measures, all in the pixels a reader sees
+there (``SHOWN_WIDTH``):
+
+- ``smallest_font_pixels``: the smallest font size of the text it draws (the measure the layout rule has used);
+- ``median_glyph_pixels``: the median ink height of the letters and digits of its plain text (mathtext such as a log
+  axis's 10ᵏ aside), from the glyphs' outlines in the figure's own fonts and sizes: what a reader's eye resolves;
+- ``text_overlaps``: each pair of drawn texts (titles, axis and tick labels, colour-bar labels, legends, notes) whose
+  boxes overlap by more than a pixel.
+
+Measured here, not yet refused by ``plots.save``: benchmarks/figure_legibility.py records every figure's measures.
+"""
+
+from __future__ import annotations
+
+import functools
+from itertools import combinations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.font_manager import FontProperties, findfont
+from matplotlib.text import Text
+from matplotlib.textpath import TextPath
+
+SHOWN_WIDTH = 850  # px: the README's column on GitHub, the narrowest page a figure is shown on
+MIN_FONT_PIXELS = 8.0  # the smallest font size there
+MIN_GLYPH_PIXELS = 5.0  # the median ink height of its glyphs there: a lower-case letter of fewer pixels runs into
+# its neighbours. The figures' mix of lower case, capitals and digits in DejaVu Sans has a median about 0.68 of the
+# font size, so this sits a little below the font rule; zfb_figure1 as the gallery drew it (4.8 px) fails it.
+OVERLAP_TOLERANCE = 1.0  # px (as saved) by which two text boxes may touch
+
+
+def tick_labels_in_view(fig: plt.Figure) -> tuple[set[int], set[int]]:
+    """The ids of every tick label of ``fig`` and of those its axes draw (ticks inside the view; matplotlib keeps
+    label objects for ticks outside it, visible but not drawn)."""
+    every, drawn = set(), set()
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():
+            every |= {id(label) for tick in axis.majorTicks + axis.minorTicks for label in (tick.label1, tick.label2)}
+            if ax.axison and ax.get_visible() and axis.get_visible():
+                drawn |= {id(label) for tick in axis._update_ticks() for label in (tick.label1, tick.label2)}
+    return every, drawn
+
+
+def drawn_texts(fig: plt.Figure) -> list[Text]:
+    """Every non-empty text ``fig`` draws: its own texts (title, notes), each panel's titles, axis labels, tick labels
+    in view, annotations, legends and colour-bar labels."""
+    every_tick, drawn_ticks = tick_labels_in_view(fig)
+    texts = []
+    for text in fig.findobj(Text):
+        if not (text.get_visible() and text.get_text().strip()):
+            continue
+        if id(text) in every_tick and id(text) not in drawn_ticks:
+            continue
+        axes = text.axes
+        if axes is not None and not axes.get_visible():
+            continue
+        texts.append(text)
+    return texts
+
+
+def saved_width(fig: plt.Figure, dpi: float) -> float:
+    """The width in pixels of ``fig`` saved at ``dpi`` with ``bbox_inches="tight"`` (as ``plots.save`` saves it): its
+    tight box and the padding savefig puts around it."""
+    pad = matplotlib.rcParams["savefig.pad_inches"]
+    return (fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * pad) * dpi
+
+
+def shown_scale(fig: plt.Figure, dpi: float) -> float:
+    """How much ``fig``, saved at ``dpi``, shrinks to be shown ``SHOWN_WIDTH`` wide (1 when narrower)."""
+    return min(1.0, SHOWN_WIDTH / saved_width(fig, dpi))
+
+
+def smallest_font_pixels(fig: plt.Figure, dpi: float) -> float:
+    """The smallest font size of the drawn text, in pixels as shown."""
+    return min(text.get_fontsize() for text in drawn_texts(fig)) / 72 * dpi * shown_scale(fig, dpi)
+
+
+@functools.lru_cache(maxsize=4096)
+def ink_height(character: str, size: float, font_file: str) -> float:
+    """The height of ``character``'s outline at font ``size`` (in the units of ``size``): from its lowest to its
+    highest point, so an 'x' is its x-height and an 'l' its ascender."""
+    return TextPath((0, 0), character, size=size, prop=FontProperties(fname=font_file)).get_extents().height
+
+
+def glyph_heights(fig: plt.Figure, dpi: float) -> np.ndarray:
+    """The ink height, in pixels as shown, of every letter and digit of ``fig``'s drawn plain text (one per
+    occurrence; mathtext, between $ signs, aside)."""
+    scale = shown_scale(fig, dpi)
+    heights = []
+    for text in drawn_texts(fig):
+        content = text.get_text()
+        if "$" in content:
+            continue
+        size, font_file = text.get_fontsize() / 72 * dpi, findfont(text.get_fontproperties())
+        heights += [ink_height(c, size, font_file) * scale for c in content if c.isalnum()]
+    return np.asarray(heights)
+
+
+def median_glyph_pixels(fig: plt.Figure, dpi: float) -> float:
+    heights = glyph_heights(fig, dpi)
+    return float(np.median(heights)) if heights.size else float("nan")
+
+
+def text_overlaps(fig: plt.Figure) -> list[tuple[str, str]]:
+    """Each pair of drawn texts whose boxes overlap by more than ``OVERLAP_TOLERANCE``, as their strings."""
+    renderer = fig.canvas.get_renderer()
+    boxes = [(text.get_text(), text.get_window_extent(renderer).expanded(1, 1).padded(-OVERLAP_TOLERANCE / 2))
+             for text in drawn_texts(fig)]
+    return [(a, b) for (a, box_a), (b, box_b) in combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def legibility(fig: plt.Figure, dpi: float) -> dict:
+    """``fig``'s measures as shown (``SHOWN_WIDTH``), drawn first so that its layout is final."""
+    fig.canvas.draw()
+    overlapping = text_overlaps(fig)
+    return {"saved_width_px": round(saved_width(fig, dpi)), "shown_scale": round(shown_scale(fig, dpi), 3),
+            "smallest_font_px": round(smallest_font_pixels(fig, dpi), 2),
+            "median_glyph_px": round(median_glyph_pixels(fig, dpi), 2),
+            "overlaps": len(overlapping), "overlapping": [list(pair) for pair in overlapping]}
+
