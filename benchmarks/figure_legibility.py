@@ -63,10 +63,7 @@ def main() -> None:
             module.figure(cube.load(), f"{name}.png")
         print(name, {k: v for k, v in found[name].items() if k != "overlapping"}, flush=True)
     for measures in found.values():
-        measures["fails"] = [rule for rule, failed in (
-            ("font", measures["smallest_font_px"] < legibility.MIN_FONT_PIXELS),
-            ("glyph", measures["median_glyph_px"] < legibility.MIN_GLYPH_PIXELS),
-            ("overlap", measures["overlaps"] > 0)) if failed]
+        measures["fails"] = legibility.rules_failed(measures)
     result = {"cubes": str(args.cubes), "shown_width_px": legibility.SHOWN_WIDTH,
               "min_font_px": legibility.MIN_FONT_PIXELS, "min_glyph_px": legibility.MIN_GLYPH_PIXELS,
               "dpi": plots.DPI, "figures": dict(sorted(found.items()))}

@@ -38,47 +38,86 @@ def test_the_font_size_is_measured_at_the_shown_width_from_the_saved_images_widt
     wide.canvas.draw()
     width = saved(wide, tmp_path).shape[1]
     assert width > 1500 and legibility.saved_width(wide, DPI) == pytest.approx(width, abs=2)
-    assert legibility.smallest_font_pixels(wide, DPI) == pytest.approx(8 / 72 * DPI * 850 / width, rel=2e-3)
+    assert legibility.smallest_font_pixels(wide, DPI) == pytest.approx(8 / 72 * DPI * 850 / width, rel=6e-4)
     plt.close("all")
 
 
 def test_a_glyphs_height_is_its_inks_height_in_the_drawn_image_scaled_to_the_shown_width(tmp_path):
-    """An 'x' drawn at 100 pt: its ink in the saved image (rows with dark pixels) is the height measured from its
-    outline, to anti-aliasing; shown 850 px wide the figure's glyphs scale with it, and mathtext is left out."""
-    fig = plt.figure(figsize=(3, 3))
-    fig.text(0.3, 0.3, "x", fontsize=100)
+    """An 'x' drawn at 300 pt: its ink in the saved image (rows with dark pixels) is the height measured from its
+    outline, to anti-aliasing (a point's size off by 1/72 would move it 3 px); shown 850 px wide the figure's glyphs
+    scale with it, mathtext is left out, and the median is of every glyph (none: not a number)."""
+    fig = plt.figure(figsize=(5, 5))
+    fig.text(0.2, 0.2, "x", fontsize=300)
     fig.canvas.draw()
     image = saved(fig, tmp_path)
     ink_rows = np.flatnonzero((image[..., :3].mean(axis=2) < 0.5).any(axis=1))
     drawn = ink_rows[-1] - ink_rows[0] + 1
     [height] = legibility.glyph_heights(fig, DPI)  # narrower than 850 px: as drawn
-    assert height == pytest.approx(drawn, abs=2.0) and 60 < drawn < 80  # DejaVu's x-height: ~0.55 of 139 px
-    wide = plt.figure(figsize=(25, 3))
-    wide.text(0.0, 0.3, "xx", fontsize=100)
-    wide.text(0.95, 0.3, "$x^2$", fontsize=100)
+    assert height == pytest.approx(drawn, abs=1.5) and 200 < drawn < 250  # DejaVu's x-height: ~0.55 of 417 px
+    wide = plt.figure(figsize=(25, 5))
+    wide.text(0.95, 0.3, "$x^2$", fontsize=100)  # first: the plain text after it is still measured
+    wide.text(0.0, 0.3, "x1", fontsize=100)
     wide.canvas.draw()
     heights = legibility.glyph_heights(wide, DPI)
     assert len(heights) == 2  # the mathtext's glyphs aside
-    assert heights == pytest.approx(height * legibility.shown_scale(wide, DPI), rel=1e-6)
-    assert legibility.shown_scale(wide, DPI) == pytest.approx(850 / saved(wide, tmp_path).shape[1], rel=2e-3)
+    scale = legibility.shown_scale(wide, DPI)
+    assert scale == pytest.approx(850 / saved(wide, tmp_path).shape[1], rel=6e-4)
+    assert heights[0] == pytest.approx(height / 3 * scale, rel=1e-6) and heights[1] > heights[0]  # '1' above x-height
+    assert legibility.median_glyph_pixels(wide, DPI) == pytest.approx(heights.mean())
+    blank = plt.figure(figsize=(3, 3))
+    blank.text(0.5, 0.5, "$x$")
+    blank.canvas.draw()
+    assert np.isnan(legibility.median_glyph_pixels(blank, DPI))
     plt.close("all")
 
 
-def test_texts_drawn_over_each_other_are_found_and_tick_labels_out_of_view_are_not(tmp_path):
-    """Two titles at one place overlap (one pair); the same two apart do not; a panel whose x view leaves out a tick
-    draws no label for it, though matplotlib keeps the label's object (visible) at the tick's place."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3))
+def test_texts_drawn_over_each_other_are_found_and_texts_not_drawn_are_not(tmp_path):
+    """Two texts at one place overlap (one pair); a panel whose x view leaves out a tick draws no label for it, though
+    matplotlib keeps the label's object (visible) at the tick's place; a panel with its axes off, or its y-axis
+    hidden, draws no tick labels there, a hidden panel nothing; every other text is drawn."""
+    fig, (left, hidden, right) = plt.subplots(1, 3, figsize=(12, 3))
+    hidden.set_title("a hidden panel's title")
+    hidden.set_visible(False)
     fig.text(0.5, 0.95, "a suptitle here", ha="center")
     fig.text(0.5, 0.95, "another text here", ha="center")
     right.set_title("alone")
+    right.axis("off")
+    left.plot([0, 1], [0, 1])
+    left.set_xticks([0, 5, 0.5, 1])
+    left.set_xlim(0, 1)
+    left.yaxis.set_visible(False)
     fig.canvas.draw()
     assert legibility.text_overlaps(fig) == [("a suptitle here", "another text here")]
-    left.plot([0, 1], [0, 1])
-    left.set_xticks([0, 0.5, 1, 5])
-    left.set_xlim(0, 1)
-    fig.canvas.draw()
     out_of_view = [tick.label1 for tick in left.xaxis.get_major_ticks() if tick.get_loc() == 5]
     assert out_of_view and out_of_view[0].get_visible()
-    assert out_of_view[0] not in legibility.drawn_texts(fig)
-    assert {"0.0", "0.5", "1.0"} <= {text.get_text() for text in legibility.drawn_texts(fig)}
+    drawn = [text.get_text() for text in legibility.drawn_texts(fig)]
+    assert sorted(drawn) == sorted(["0.0", "0.5", "1.0", "alone", "a suptitle here", "another text here"])
     plt.close("all")
+
+
+@pytest.mark.parametrize("other, overlapping", [
+    ((9.5, 0, 20, 10), False),  # 0.5 px: within the tolerance
+    ((8.5, 0, 20, 10), True),  # 1.5 px
+    ((10, 0, 20, 10), False),  # touching
+    ((9, 0, 20, 10), False),  # exactly the tolerance across
+    ((8.5, 9, 20, 20), False),  # exactly the tolerance up
+    ((8.5, 9.5, 20, 20), False),  # 1.5 px across but 0.5 px up
+    ((-5, -5, 15, 15), True),  # one inside the other
+])
+def test_two_boxes_overlap_only_by_more_than_a_pixel_both_ways(other, overlapping):
+    from matplotlib.transforms import Bbox
+
+    assert legibility.boxes_overlap(Bbox.from_extents(0, 0, 10, 10), Bbox.from_extents(*other)) is overlapping
+    assert legibility.boxes_overlap(Bbox.from_extents(*other), Bbox.from_extents(0, 0, 10, 10)) is overlapping
+
+
+@pytest.mark.parametrize("font, glyph, overlaps, failed", [
+    (8.0, 5.0, 0, []),  # at both thresholds: passes
+    (7.99, 5.0, 0, ["font"]),
+    (8.5, 4.99, 0, ["glyph"]),  # the old 9 px rule would fail the font here, a 5.5 px glyph rule the glyph at 5.2
+    (12.0, 5.2, 1, ["overlap"]),
+    (7.1, 4.8, 2, ["font", "glyph", "overlap"]),  # zfb_figure1 as the gallery drew it, with an overlap added
+])
+def test_the_rules_are_8_px_of_font_and_5_px_of_glyph_as_shown_and_no_overlap(font, glyph, overlaps, failed):
+    measures = {"smallest_font_px": font, "median_glyph_px": glyph, "overlaps": overlaps}
+    assert legibility.rules_failed(measures) == failed

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.font_manager import FontProperties, findfont
 from matplotlib.text import Text
+from matplotlib.transforms import Bbox
 from matplotlib.textpath import TextPath
 
 SHOWN_WIDTH = 850  # px: the README's column on GitHub, the narrowest page a figure is shown on
@@ -106,12 +107,26 @@ def median_glyph_pixels(fig: plt.Figure, dpi: float) -> float:
     return float(np.median(heights)) if heights.size else float("nan")
 
 
+def boxes_overlap(a: Bbox, b: Bbox) -> bool:
+    """Whether two boxes overlap by more than ``OVERLAP_TOLERANCE`` in both directions (boxes that touch do not)."""
+    across = min(a.x1, b.x1) - max(a.x0, b.x0)
+    up = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return bool(across > OVERLAP_TOLERANCE and up > OVERLAP_TOLERANCE)
+
+
 def text_overlaps(fig: plt.Figure) -> list[tuple[str, str]]:
-    """Each pair of drawn texts whose boxes overlap by more than ``OVERLAP_TOLERANCE``, as their strings."""
+    """Each pair of drawn texts whose boxes overlap (``boxes_overlap``), as their strings."""
     renderer = fig.canvas.get_renderer()
-    boxes = [(text.get_text(), text.get_window_extent(renderer).expanded(1, 1).padded(-OVERLAP_TOLERANCE / 2))
-             for text in drawn_texts(fig)]
-    return [(a, b) for (a, box_a), (b, box_b) in combinations(boxes, 2) if box_a.overlaps(box_b)]
+    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in drawn_texts(fig)]
+    return [(a, b) for (a, box_a), (b, box_b) in combinations(boxes, 2) if boxes_overlap(box_a, box_b)]
+
+
+def rules_failed(measures: dict) -> list[str]:
+    """The rules that ``legibility``'s ``measures`` fail: "font" under ``MIN_FONT_PIXELS``, "glyph" under
+    ``MIN_GLYPH_PIXELS``, "overlap" for any texts over each other."""
+    failed = {"font": measures["smallest_font_px"] < MIN_FONT_PIXELS,
+              "glyph": measures["median_glyph_px"] < MIN_GLYPH_PIXELS, "overlap": measures["overlaps"] > 0}
+    return [rule for rule, fails in failed.items() if fails]
 
 
 def legibility(fig: plt.Figure, dpi: float) -> dict:
