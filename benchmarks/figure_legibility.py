@@ -2,10 +2,10 @@
 
     python benchmarks/figure_legibility.py --cubes ../shared/baseline/default-avx512/cubes
 
-Each figure is drawn by its experiment's own figure code from the cube given, exactly as ``plots.save`` would draw
-it (its checks and the one-seed note first), and measured where ``save`` would write it: the saved width, the
-smallest font size and the median glyph height in pixels as shown ``SHOWN_WIDTH`` wide, and the pairs of drawn texts
-that overlap; each against its threshold. Nothing is written but
+Each figure is drawn by its experiment's own figure code from the cube given, exactly as ``plots.save`` would
+draw it (``plots.prepare``: its checks and the one-seed note first), and measured where ``save`` would write it: the
+saved width, the smallest font size and the median glyph height in pixels as shown ``SHOWN_WIDTH`` wide, and the
+pairs of drawn texts that overlap; each against its threshold. Nothing is written but
 ``benchmarks/results/figure_legibility.json``.
 """
 
@@ -33,10 +33,7 @@ OUT = ROOT / "benchmarks" / "results" / "figure_legibility.json"
 def measured_save(found: dict):
     """A stand-in for ``plots.save`` that measures the figure instead of writing it."""
     def save(fig: plt.Figure, png, cube: xr.Dataset) -> None:
-        plots.check_text(fig)
-        plots.check_panels(fig)
-        fig.canvas.draw()
-        plots.note_one_seed(fig, cube)
+        plots.prepare(fig, cube)
         found[Path(png).stem] = legibility.legibility(fig, plots.DPI)
         plt.close(fig)
     return save

@@ -121,3 +121,38 @@ def test_two_boxes_overlap_only_by_more_than_a_pixel_both_ways(other, overlappin
 def test_the_rules_are_8_px_of_font_and_5_px_of_glyph_as_shown_and_no_overlap(font, glyph, overlaps, failed):
     measures = {"smallest_font_px": font, "median_glyph_px": glyph, "overlaps": overlaps}
     assert legibility.rules_failed(measures) == failed
+
+
+def test_the_record_of_a_figure_is_its_measures_at_the_saved_images_width(tmp_path):
+    """``legibility`` (what plots.save checks): the wide figure's width, scale, font and glyph read against the saved
+    image (8 pt shows at 8/72·100·850/W px; the glyphs of 'left edge' and 'right' at 11 and 8 pt scale as the font),
+    and the pair of texts drawn over each other named."""
+    wide = plt.figure(figsize=(20, 2))
+    wide.text(0.0, 0.5, "left edge", fontsize=11)
+    wide.text(0.9, 0.5, "right", fontsize=8)
+    wide.text(0.9, 0.5, "over it", fontsize=11)
+    measures = legibility.legibility(wide, DPI)
+    width = saved(wide, tmp_path).shape[1]
+    assert measures["saved_width_px"] == pytest.approx(width, abs=2)
+    assert measures["shown_scale"] == pytest.approx(850 / width, abs=1e-3)
+    assert measures["smallest_font_px"] == pytest.approx(8 / 72 * DPI * 850 / width, abs=0.01)
+    unscaled = legibility.median_glyph_pixels(wide, DPI) / legibility.shown_scale(wide, DPI)
+    assert measures["median_glyph_px"] == pytest.approx(unscaled * 850 / width, abs=0.01)
+    assert measures["overlaps"] == 1 and measures["overlapping"] == [["right", "over it"]]
+    narrow = plt.figure(figsize=(4, 2))
+    narrow.text(0.1, 0.5, "narrow", fontsize=16)
+    assert legibility.legibility(narrow, DPI)["shown_scale"] == 1.0  # shown as saved, not scaled up
+    plt.close("all")
+
+
+def test_a_failed_rule_says_what_it_measured_and_the_widest_the_figure_may_be_drawn():
+    """By hand: saved 3000 px wide at 150 dpi with 7 px of font, 8 px are reached at 3000·7/8 = 2625 px, 17.5 inches:
+    17.3 once savefig's 0.1 in pad on each side is taken off (not 17.5, nor 3000·8/7/150 = 22.9 read upside down);
+    a 4 px glyph median reaches 5 px at 2400 px, 15.8 inches."""
+    measures = {"saved_width_px": 3000, "shown_scale": 0.283, "smallest_font_px": 7.0, "median_glyph_px": 4.0,
+                "overlaps": 1, "overlapping": [["a title", "a label"]]}
+    described = legibility.describe(measures, ["font", "glyph", "overlap"], 150)
+    assert described == ("its smallest text is 7.00 px at the README's 850 px (at least 8 px): draw it at most 17.3 "
+                         "inches wide; its glyphs' median ink height is 4.00 px at the README's 850 px (at least 5 px): "
+                         "draw it at most 15.8 inches wide; texts drawn over each other: 'a title' and 'a label'")
+    assert legibility.describe(measures, ["overlap"], 150) == "texts drawn over each other: 'a title' and 'a label'"

@@ -83,19 +83,42 @@ def test_save_refuses_a_legend_entry_its_panel_does_not_draw_and_a_legend_over_d
     assert not (tmp_path / "bad.png").exists()
 
 
-def test_save_refuses_text_under_nine_pixels_at_the_gallery_width_naming_the_width_allowed(tmp_path):
+def test_save_refuses_text_under_eight_pixels_at_the_readmes_850_px_naming_the_width_allowed(tmp_path):
+    """By hand: 11 pt at 150 dpi is 22.92 px as saved; shown 850 px wide, a figure saved w px wide shows it at
+    22.92 · 850 / w px (w read from the written PNG), and 8 px allows w = 2435 px: 16.0 inches once savefig's 0.1 in
+    pad on each side is taken off (16.2 with the pad, 26.7 at the old 1400 px)."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from iclab.report.plots import recording_layout_problems, save, theme
+
+    theme()
+    fig, ax = plt.subplots(figsize=(24, 4))
+    ax.plot([0, 1], [0, 1])
+    with recording_layout_problems(tmp_path / "wide.layout.txt"):
+        save(fig, tmp_path / "wide.png", NO_SEEDS)
+    width = Image.open(tmp_path / "wide.png").width
+    problem = (tmp_path / "wide.layout.txt").read_text()
+    assert f"smallest text is {11 / 72 * 150 * 850 / width:.2f} px at the README's 850 px (at least 8 px)" in problem
+    assert "draw it at most 16.0 inches wide" in problem
+    fig, ax = plt.subplots(figsize=(16, 4))  # its tight box about 13 inches
+    ax.plot([0, 1], [0, 1])
+    save(fig, tmp_path / "narrower.png", NO_SEEDS)
+
+
+def test_save_refuses_two_texts_drawn_over_each_other_naming_them(tmp_path):
     import matplotlib.pyplot as plt
 
     from iclab.report.plots import save, theme
 
     theme()
-    fig, ax = plt.subplots(figsize=(40, 4))  # 11 pt at 150 dpi, the ~31 tight inches shrunk to 1400 px: ~7 px
+    fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([0, 1], [0, 1])
-    with pytest.raises(ValueError, match=r"text of 11 pt is \d\.\d px at the gallery's 1400 px: .* at most 23\.8 in"):
-        save(fig, tmp_path / "wide.png", NO_SEEDS)
-    fig, ax = plt.subplots(figsize=(20, 4))
-    ax.plot([0, 1], [0, 1])
-    save(fig, tmp_path / "narrower.png", NO_SEEDS)
+    ax.set_title("a panel's title")
+    ax.text(0.5, 1.02, "a note on it", transform=ax.transAxes, ha="center", va="bottom")
+    with pytest.raises(ValueError, match="texts drawn over each other: 'a note on it' and \"a panel's title\""):
+        save(fig, tmp_path / "over.png", NO_SEEDS)
+    assert not (tmp_path / "over.png").exists()
 
 
 def test_save_refuses_a_figure_with_text_at_another_size_or_a_config_key_and_writes_nothing(tmp_path):
@@ -147,11 +170,12 @@ def test_save_refuses_a_figure_with_a_blank_panel_naming_it_and_writes_nothing(t
     with pytest.raises(ValueError, match=blank):
         save(fig, tmp_path / "blank.png", NO_SEEDS)
     assert not any(tmp_path.iterdir())
-    fig, (line, band, image, heatmap, scatter, legend) = plt.subplots(1, 6)
+    fig, (line, band, image, heatmap, scatter, legend) = plt.subplots(1, 6, figsize=(15, 3),
+                                                                   layout="constrained")  # its texts apart
     line.plot([0, 1, 2], [np.nan, 1.0, np.nan])
     band.fill_between([0, 1, 2], [np.nan, 0.0, 0.0], [np.nan, 1.0, 1.0])
     image.imshow(np.array([[np.nan, 1.0]]))
-    sns.heatmap(np.array([[np.nan, 1.0]]), ax=heatmap)
+    sns.heatmap(np.array([[np.nan, 1.0]]), ax=heatmap, vmin=0, vmax=2)  # one value would tick 1.00 twice, over itself
     scatter.scatter([0.0, np.nan], [1.0, 1.0])
     legend.axis("off")
     for one_value in (line, scatter):
@@ -229,6 +253,29 @@ def test_a_figure_of_one_seed_says_so_read_from_its_cube(tmp_path):
         fig.savefig = lambda *args, **kwargs: texts.extend(t.get_text() for t in fig.findobj(plt.Text))
         save(fig, tmp_path / f"seeds{seeds}.png", cube)
         assert (ONE_SEED_NOTE in texts) is noted, seeds
+
+
+def test_a_figure_legend_stays_above_the_one_seed_note_in_the_saved_image(tmp_path):
+    """Read from the written PNG: the rows holding ink at the image's foot are the legend's, a blank gap, then the
+    note's. Saved with bbox_inches="tight" and not pinned (``pin_figure_legends``), the legend moves to the foot of
+    the box around everything drawn, onto the note: one band of ink, and the checks measured another layout."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from PIL import Image
+
+    from iclab.report.plots import save, theme
+
+    theme()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot([0, 1], [0, 1], label="a line")
+    fig.legend(loc="lower center", frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    save(fig, tmp_path / "legend.png", xr.Dataset({"risk": ("seed", np.ones(1))}))
+    image = np.asarray(Image.open(tmp_path / "legend.png").convert("L"))
+    foot = image[-int(0.6 * 150):]  # the bottom 0.6 inch: the legend, then the note
+    inked = (foot < 128).any(axis=1)
+    bands = np.count_nonzero(np.diff(inked.astype(int)) == 1) + int(inked[0])  # runs of inked rows
+    assert bands == 2
 
 
 def test_a_workflow_run_records_a_layout_problem_draws_the_figure_and_a_test_still_fails(tmp_path):

@@ -11,7 +11,8 @@ there (``SHOWN_WIDTH``):
 - ``text_overlaps``: each pair of drawn texts (titles, axis and tick labels, colour-bar labels, legends, notes) whose
   boxes overlap by more than a pixel.
 
-Measured here, not yet refused by ``plots.save``: benchmarks/figure_legibility.py records every figure's measures.
+``plots.save`` refuses a figure that fails a rule (``plots.check_legibility``; in a workflow run, written to the
+figure's .layout.txt); benchmarks/figure_legibility.py records every figure's measures.
 """
 
 from __future__ import annotations
@@ -78,7 +79,12 @@ def shown_scale(fig: plt.Figure, dpi: float) -> float:
 
 def smallest_font_pixels(fig: plt.Figure, dpi: float) -> float:
     """The smallest font size of the drawn text, in pixels as shown."""
-    return min(text.get_fontsize() for text in drawn_texts(fig)) / 72 * dpi * shown_scale(fig, dpi)
+    return font_pixels(drawn_texts(fig), shown_scale(fig, dpi), dpi)
+
+
+def font_pixels(texts: list[Text], scale: float, dpi: float) -> float:
+    """The smallest font size of ``texts`` in pixels, drawn at ``dpi`` and shown shrunk by ``scale``."""
+    return min(text.get_fontsize() for text in texts) / 72 * dpi * scale
 
 
 @functools.lru_cache(maxsize=4096)
@@ -91,9 +97,13 @@ def ink_height(character: str, size: float, font_file: str) -> float:
 def glyph_heights(fig: plt.Figure, dpi: float) -> np.ndarray:
     """The ink height, in pixels as shown, of every letter and digit of ``fig``'s drawn plain text (one per
     occurrence; mathtext, between $ signs, aside)."""
-    scale = shown_scale(fig, dpi)
+    return heights_of(drawn_texts(fig), shown_scale(fig, dpi), dpi)
+
+
+def heights_of(texts: list[Text], scale: float, dpi: float) -> np.ndarray:
+    """``glyph_heights`` of ``texts`` drawn at ``dpi`` and shown shrunk by ``scale``."""
     heights = []
-    for text in drawn_texts(fig):
+    for text in texts:
         content = text.get_text()
         if "$" in content:
             continue
@@ -103,7 +113,11 @@ def glyph_heights(fig: plt.Figure, dpi: float) -> np.ndarray:
 
 
 def median_glyph_pixels(fig: plt.Figure, dpi: float) -> float:
-    heights = glyph_heights(fig, dpi)
+    return median(glyph_heights(fig, dpi))
+
+
+def median(heights: np.ndarray) -> float:
+    """The median of ``heights``, NaN for none (a figure with no plain text)."""
     return float(np.median(heights)) if heights.size else float("nan")
 
 
@@ -116,8 +130,12 @@ def boxes_overlap(a: Bbox, b: Bbox) -> bool:
 
 def text_overlaps(fig: plt.Figure) -> list[tuple[str, str]]:
     """Each pair of drawn texts whose boxes overlap (``boxes_overlap``), as their strings."""
-    renderer = fig.canvas.get_renderer()
-    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in drawn_texts(fig)]
+    return overlaps_of(drawn_texts(fig), fig.canvas.get_renderer())
+
+
+def overlaps_of(texts: list[Text], renderer) -> list[tuple[str, str]]:
+    """``text_overlaps`` among ``texts``, measured by ``renderer``."""
+    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in texts]
     return [(a, b) for (a, box_a), (b, box_b) in combinations(boxes, 2) if boxes_overlap(box_a, box_b)]
 
 
@@ -130,11 +148,30 @@ def rules_failed(measures: dict) -> list[str]:
 
 
 def legibility(fig: plt.Figure, dpi: float) -> dict:
-    """``fig``'s measures as shown (``SHOWN_WIDTH``), drawn first so that its layout is final."""
+    """``fig``'s measures as shown (``SHOWN_WIDTH``), drawn first so that its layout is final; its texts and width
+    found once."""
     fig.canvas.draw()
-    overlapping = text_overlaps(fig)
-    return {"saved_width_px": round(saved_width(fig, dpi)), "shown_scale": round(shown_scale(fig, dpi), 3),
-            "smallest_font_px": round(smallest_font_pixels(fig, dpi), 2),
-            "median_glyph_px": round(median_glyph_pixels(fig, dpi), 2),
+    texts, width = drawn_texts(fig), saved_width(fig, dpi)
+    scale = min(1.0, SHOWN_WIDTH / width)
+    overlapping = overlaps_of(texts, fig.canvas.get_renderer())
+    return {"saved_width_px": round(width), "shown_scale": round(scale, 3),
+            "smallest_font_px": round(font_pixels(texts, scale, dpi), 2),
+            "median_glyph_px": round(median(heights_of(texts, scale, dpi)), 2),
             "overlaps": len(overlapping), "overlapping": [list(pair) for pair in overlapping]}
 
+
+def describe(measures: dict, failed: list[str], dpi: float) -> str:
+    """What each ``failed`` rule found in ``measures`` (``legibility``'s, of a figure saved at ``dpi``) and what it
+    allows: for a size rule, the widest the figure may be drawn (its text shrinks in proportion to its saved width)."""
+    def widest(measured: float, least: float) -> str:
+        inches = measures["saved_width_px"] * measured / least / dpi - 2 * matplotlib.rcParams["savefig.pad_inches"]
+        return f"draw it at most {inches:.1f} inches wide"
+    found = {
+        "font": f"its smallest text is {measures['smallest_font_px']:.2f} px at the README's {SHOWN_WIDTH} px (at "
+                f"least {MIN_FONT_PIXELS:g} px): {widest(measures['smallest_font_px'], MIN_FONT_PIXELS)}",
+        "glyph": f"its glyphs' median ink height is {measures['median_glyph_px']:.2f} px at the README's "
+                 f"{SHOWN_WIDTH} px (at least {MIN_GLYPH_PIXELS:g} px): "
+                 f"{widest(measures['median_glyph_px'], MIN_GLYPH_PIXELS)}",
+        "overlap": "texts drawn over each other: " + "; ".join(f"{a!r} and {b!r}" for a, b in measures["overlapping"]),
+    }
+    return "; ".join(found[rule] for rule in failed)

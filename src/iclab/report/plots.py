@@ -23,6 +23,7 @@ import xarray as xr
 
 from iclab.stats import intervals
 from iclab.atomic import atomic_write, write_text
+from iclab.report import legibility
 from iclab.stats.intervals import band
 
 LEARNER_LABELS = {
@@ -73,15 +74,15 @@ def learner_colours(names, by_label: bool = False) -> dict:
     return {LEARNER_LABELS.get(name, name) if by_label else name: colour for name, colour in chosen.items()}
 
 
-# One size of text in every figure (labels, ticks, legends, panel titles, notes) and one for the figure's title: read
-# at the gallery's width (1400 px) the figures' 13–17 inches shrink about twice, and seaborn's paper sizes (8–9.6 pt)
-# with a figure's own 6.5–7 pt legends became unreadable. ``save`` refuses any other size.
+# One size of text in every figure (labels, ticks, legends, panel titles, notes) and one for the figure's title:
+# seaborn's paper sizes (8–9.6 pt) with a figure's own 6.5–7 pt legends became unreadable once shrunk to the width a
+# page shows. ``save`` refuses any other size, and a figure whose text is too small at that width
+# (``check_legibility``): at 11 pt and 150 dpi, a figure at most about 16 inches wide.
 TEXT_SIZE, TITLE_SIZE = 11.0, 13.0
-# the gallery's images (iclab.publish.gallery), pixels: GitHub shows a README image at most ~900 px wide; 1400 keeps
-# it sharp when zoomed
+# the gallery's images (iclab.publish.gallery), pixels: GitHub shows a README image at most ~850 px wide
+# (legibility.SHOWN_WIDTH, where the figures' text is measured); 1400 keeps it sharp when zoomed
 GALLERY_WIDTH = 1400
 DPI = 150
-MIN_TEXT_PIXELS = 9.0  # the smallest text's height there
 TEXT_ROLES = ("font.size", "axes.labelsize", "axes.titlesize", "xtick.labelsize", "ytick.labelsize",
               "legend.fontsize", "legend.title_fontsize")
 
@@ -109,6 +110,13 @@ def colour_scale(ax: plt.Axes, palette: dict, label: str, most_ticks: int = 8) -
     bar.ax.set_yticklabels([f"{levels[i]:g}" if isinstance(levels[i], (int, float, np.number)) else str(levels[i])
                             for i in ticks])
     bar.set_label(label)
+
+
+def tight_layout_above(fig: plt.Figure, legend: matplotlib.legend.Legend) -> None:
+    """``fig.tight_layout`` over the part of the figure above ``legend`` (a figure legend at its foot), so that no
+    axis label runs into the legend however many rows it takes."""
+    fig.canvas.draw()
+    fig.tight_layout(rect=(0, legend.get_window_extent().height / fig.bbox.height + 0.01, 1, 1))
 
 
 def seed_bands(values: xr.DataArray, sems: xr.DataArray | None = None, scale: float = 1.0,
@@ -313,24 +321,19 @@ def overlaps(artist: matplotlib.artist.Artist, box: matplotlib.transforms.Bbox) 
     return False
 
 
-def check_pixels(fig: plt.Figure, dpi: float = DPI) -> None:
-    """The smallest text of ``fig`` at least MIN_TEXT_PIXELS tall when the figure, saved at ``dpi``, is shown at the
-    gallery's width (``GALLERY_WIDTH``, where the figures are read), else a ValueError giving the width it
-    may have."""
-    width = fig.get_tightbbox(fig.canvas.get_renderer()).width * dpi  # pixels, as saved
-    shrink = min(1.0, GALLERY_WIDTH / width)
-    smallest = min([text.get_fontsize() for text in fig.findobj(matplotlib.text.Text)
-                    if text.get_visible() and text.get_text().strip()] or [TEXT_SIZE])
-    pixels = smallest / 72 * dpi * shrink
-    if pixels < MIN_TEXT_PIXELS:
-        widest = smallest / 72 * GALLERY_WIDTH / MIN_TEXT_PIXELS  # inches
-        raise LayoutProblem(f"text of {smallest:g} pt is {pixels:.1f} px at the gallery's {GALLERY_WIDTH} px: at least "
-                         f"{MIN_TEXT_PIXELS} px, so the figure is at most {widest:.1f} inches wide")
+def check_legibility(fig: plt.Figure, dpi: float = DPI) -> None:
+    """``fig`` saved at ``dpi`` legible where GitHub shows it (``iclab.report.legibility``, ``SHOWN_WIDTH`` px wide):
+    its smallest font and the median height of its glyphs at least their thresholds there, and no text drawn over
+    another, else a LayoutProblem saying which rule fails and by how much."""
+    measures = legibility.legibility(fig, dpi)
+    failed = legibility.rules_failed(measures)
+    if failed:
+        raise LayoutProblem(legibility.describe(measures, failed, dpi))
 
 
 class LayoutProblem(ValueError):
-    """A figure that draws its data but reads badly (a legend over data, text too small at the gallery's width, a
-    flat panel, twin axes without a reason): an error where the figures are tested; in a workflow run
+    """A figure that draws its data but reads badly (a legend over data, text too small or drawn over other text at
+    the width a page shows it, a flat panel, twin axes without a reason): an error where the figures are tested; in a workflow run
     (``recording_layout_problems``) written beside the figure, which is still drawn."""
 
 
@@ -432,17 +435,32 @@ def note_one_seed(fig: plt.Figure, cube: xr.Dataset) -> None:
     fig.text(0.5, bottom - 0.02, ONE_SEED_NOTE, ha="center", va="top", fontsize=TEXT_SIZE)
 
 
-LAYOUT_CHECKS = (check_legends, check_pixels, check_flat_panels, check_twins)  # a workflow run records these
+LAYOUT_CHECKS = (check_legends, check_legibility, check_flat_panels, check_twins)  # a workflow run records these
+
+
+def pin_figure_legends(fig: plt.Figure) -> None:
+    """Anchor each legend of ``fig`` placed against the figure's box (``fig.legend(loc=...)``) to the figure itself.
+    Saved with ``bbox_inches="tight"``, the figure's box becomes the box around everything drawn, so such a legend
+    moves to its edge: onto the one-seed note below it, in a saved image that the checks never measured."""
+    for legend in fig.legends:
+        if legend.get_bbox_to_anchor() is fig.bbox:
+            legend.set_bbox_to_anchor((0, 0, 1, 1), transform=fig.transFigure)
+
+
+def prepare(fig: plt.Figure, cube: xr.Dataset) -> None:
+    """``fig`` as ``save`` writes it, before the layout checks: check_text and check_panels (errors always), its
+    legends pinned (``pin_figure_legends``), drawn, then the one-seed note where ``cube`` has one seed."""
+    check_text(fig)
+    check_panels(fig)
+    pin_figure_legends(fig)
+    fig.canvas.draw()  # the layout the note and the checks measure
+    note_one_seed(fig, cube)
 
 
 def save(fig: plt.Figure, png: str | os.PathLike, cube: xr.Dataset) -> None:
-    """Write ``png`` and the .pdf beside it, each atomically, from ``cube``'s figure: check_text and check_panels
-    (errors always), the one-seed note where ``cube`` has one seed, then the layout checks (``LAYOUT_CHECKS``), whose
-    problems are errors unless ``recording_layout_problems`` is on."""
-    check_text(fig)
-    check_panels(fig)
-    fig.canvas.draw()  # the layout the checks below measure
-    note_one_seed(fig, cube)
+    """Write ``png`` and the .pdf beside it, each atomically, from ``cube``'s figure: ``prepare``d, then the layout
+    checks (``LAYOUT_CHECKS``), whose problems are errors unless ``recording_layout_problems`` is on."""
+    prepare(fig, cube)
     problems = []
     for check in LAYOUT_CHECKS:
         try:

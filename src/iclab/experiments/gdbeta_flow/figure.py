@@ -69,7 +69,7 @@ def largest_drift(cube: xr.Dataset) -> str:
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     cases = [str(case) for case in cube.case.values]
-    fig, axes = plt.subplots(len(LOG_PANELS), len(cases), figsize=(4.2 * len(cases) + 1, 8.4), sharex=True,
+    fig, axes = plt.subplots(len(LOG_PANELS), len(cases), figsize=(3.6 * len(cases) + 0.8, 8.4), sharex=True,
                              sharey="row", squeeze=False)
     for row, (quantity, label) in zip(axes, LOG_PANELS.items()):
         letter = "ab"[list(LOG_PANELS).index(quantity)]

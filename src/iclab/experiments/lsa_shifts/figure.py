@@ -138,7 +138,7 @@ def query_shift_panel(cube: xr.Dataset, ax: plt.Axes) -> None:
 
 def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
-    fig = plt.figure(figsize=(16.0, 11.5))
+    fig = plt.figure(figsize=(14.5, 11.5))  # reads at the README's width (iclab.report.legibility)
     grid = fig.add_gridspec(2, 6)
     covariate, query = fig.add_subplot(grid[0, :3]), fig.add_subplot(grid[0, 3:])
     tasks = [fig.add_subplot(grid[1, 2 * i : 2 * i + 2]) for i in range(3)]

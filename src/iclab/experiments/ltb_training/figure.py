@@ -10,7 +10,8 @@ import os
 import seaborn as sns
 import xarray as xr
 
-from iclab.report.plots import LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme
+from iclab.report.plots import (LEARNER_LABELS, learner_colours, lines_with_bands, save, seed_bands, theme,
+                                tight_layout_above)
 
 # Title phrases that state a claim → the claims table's row (its text's start) that holds it; every other title
 # describes what is drawn (tests/test_figure_titles.py)
@@ -46,7 +47,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     grid.set_titles("‖β*‖ = {col_name:g}")
     grid.set_axis_labels("training step", "ICL risk at the final query  E(f − y)²")
     handles, labels = grid.axes.flat[0].get_legend_handles_labels()
-    grid.figure.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
+    key = grid.figure.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
     grid.figure.suptitle("Test risk along training: LTB reaches the GD-β optimum, LSA stops at its class's optimum")
-    grid.tight_layout(rect=(0, 0.08, 1, 1))
+    tight_layout_above(grid.figure, key)
     save(grid.figure, png, cube)

@@ -10,6 +10,7 @@ import os
 
 import matplotlib.pyplot as plt
 import xarray as xr
+from matplotlib.ticker import NullFormatter
 
 from iclab.experiments.nonparametric_icl.rates import bin_centres, fit_bins, fitted_slope
 from iclab.stats.intervals import band
@@ -78,6 +79,7 @@ def memorisation_panel(ax, cube: xr.Dataset) -> None:
     ax.axhline(bayes, color="k", lw=1, label="theory: Bayes risk, known basis")
     ax.axhline(noise, color="0.5", ls="--", lw=1, label="noise σ²")
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # T within a decade or two: 2×10⁰, 3×10⁰, … would overlap
     ax.set_yscale("log")
     ax.set_xlabel("pretraining tasks T")
     ax.set_ylabel(f"risk E(ŷ − y)² over {span}")
@@ -91,6 +93,7 @@ def coverage_panel(ax, cube: xr.Dataset) -> None:
     ax.plot(t, residual["mean"], "o-", color="tab:green", label="share of f° outside span φ (prior-weighted)")
     ax.fill_between(t, residual.low, residual.high, color="tab:green", alpha=0.2, linewidth=0)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # as in (b)
     ax.set_yscale("log")
     ax.set_xlabel("pretraining tasks T")
     ax.set_ylabel("Σλⱼ‖P⊥fⱼ‖² / Σλⱼ", color="tab:green")

@@ -1,15 +1,16 @@
 """Figure ``probe_similarity`` (Fu, Chen, Jia, Sharan 2024, Figs. 2–3 and their Def. 3.4).
 
-Two rows per probed model (GPT-2, then the LSTM if configured): Similarity of Errors, then of Induced Weights, each
-between every layer's probe and (first) iterative Newton at each iteration count, (second) gradient descent at each
-step count (log-spaced), mean over training seeds; then the best-matching count per layer, (third) Newton's on a
-linear axis and (fourth) GD's steps on a log₂ axis: two panels, not twin axes, so that neither scale is chosen to make
-the two lines meet. Each column's axis is shared by every row, so that a model whose count does not grow (the LSTM's)
-is read against one whose count does. With ``well_conditioned`` (``probe_illconditioned``), the κ = 1 run's counts are
-drawn dotted beside κ = 100's in both. The last layer's similarity to online GD and to least squares is written in the
-third panel's title. A layer whose similarity is flat over a grid (range under ``similarity.FLAT_TOLERANCE``) has no
-best match: a cross on the panel's floor, not the grid's argmax. Also drawn for ``probe_illconditioned`` (κ in the
-title).
+Two rows per probed model (GPT-2, then the LSTM if configured), one per measure (Similarity of Errors, then of
+Induced Weights): the similarity between every layer's probe and (first) iterative Newton at each iteration count,
+(second) gradient descent at each step count (log-spaced), mean over training seeds, the last layer's similarity to
+online GD and to least squares in the second panel's title; then (third) the best-matching count per layer under
+both measures, Newton's iterations on a linear axis in the first row and GD's steps on a log₂ axis in the second: two
+panels, not twin axes, so that neither scale is chosen to make the two lines meet. Each count's axis is shared by
+every model, so that a model whose count does not grow (the LSTM's) is read against one whose count does. With
+``well_conditioned`` (``probe_illconditioned``), the κ = 1 run's counts are drawn dotted beside κ(Σ)'s. A layer whose
+similarity is flat over a grid (range under ``similarity.FLAT_TOLERANCE``) has no best match: a cross on the panel's
+floor, not the grid's argmax. Three columns, so that the text reads at the README's width
+(``iclab.report.legibility``). Also drawn for ``probe_illconditioned`` (κ in the title).
 """
 
 from __future__ import annotations
@@ -42,23 +43,27 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     probed = [str(label) for label in averaged.probed.values]
     fig, axes = plt.subplots(
         2 * len(probed),
-        4,
-        figsize=(21.0, 4.25 * 2 * len(probed)),
-        gridspec_kw={"width_ratios": [1.0, 1.0, 0.75, 0.75]},
+        3,
+        figsize=(15.0, 4.4 * 2 * len(probed)),
+        gridspec_kw={"width_ratios": [1.0, 1.15, 0.9]},
         layout="constrained",
         squeeze=False,
     )
     fig.set_layout_engine("none")  # seaborn's heatmap draws the whole figure to check its tick labels: 2× cheaper
-    for column in (2, 3):  # the counts of every model and measure on one axis each
-        for ax in axes[1:, column]:
-            ax.sharey(axes[0, column])
+    for row in (0, 1):  # the counts of every model on one axis each: Newton's (row 0), GD's (row 1)
+        for ax in axes[2 + row :: 2, 2]:
+            ax.sharey(axes[row, 2])
     for index, label in enumerate(probed):
         model = averaged.sel(probed=label)
         model = model.sel(layer=np.isfinite(model.soe_ols).values)  # this model's layers
-        for row, (measure, title) in zip(axes[2 * index : 2 * index + 2], MEASURES.items()):
-            same = None if reference is None else reference.sel(probed=label).sel(layer=model.layer)
-            draw_row(row, model, measure, f"{PROBED_NAMES.get(label, label)}: {title}", same)
-    axes[0, 3].set_yscale("log", base=2)
+        block = axes[2 * index : 2 * index + 2]
+        name = PROBED_NAMES.get(label, label)
+        for row, measure in zip(block, MEASURES):
+            draw_heatmaps(row, model, measure, name)
+        same = None if reference is None else reference.sel(probed=label).sel(layer=model.layer)
+        draw_counts(block[0, 2], model, "newton_iterations", f"{name}: best-matching Newton iterations", same)
+        draw_counts(block[1, 2], model, "gd_steps", f"{name}: best-matching GD steps", same)
+    axes[1, 2].set_yscale("log", base=2)
     fig.set_layout_engine("constrained")
     kappa = f", κ(Σ) = {float(averaged.condition_number):g}" if "condition_number" in averaged.coords else ""
     seeds = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
@@ -73,12 +78,32 @@ def well_conditioned(cube: xr.Dataset) -> xr.Dataset | None:
     return cube.sel(condition_number=1.0).isel(d=0).mean("seed")
 
 
-def draw_counts(ax: plt.Axes, layers: np.ndarray, counts: list[tuple[xr.DataArray, str, str, str]], grid: str,
-                ylabel: str) -> None:
-    """The best-matching count per layer of each (values, style, colour, label): a cross on the panel's floor for a
-    layer with no match, and a key below the panel."""
+def draw_heatmaps(row, model: xr.Dataset, measure: str, name: str) -> None:
+    """One model and measure: its Newton and GD heatmaps (the colour bar beside GD's), the last layer's similarity
+    to online GD and least squares in GD's title."""
+    newton = model[f"{measure}_newton"].transpose("layer", "newton_iterations")
+    gd = model[f"{measure}_gd"].transpose("layer", "gd_steps")
+    low = float(min(newton.min(), gd.min()))
+    heatmap(row[0], newton, "Newton iterations", f"{name}, {MEASURES[measure]}:\nlayer vs Newton", low)
+    online, ols = (float(model[f"{measure}_{baseline}"].values[-1]) for baseline in ("online_gd", "ols"))
+    heatmap(row[1], gd, "GD steps", f"{name}, {SHORT[measure]}: layer vs GD\nlast layer vs online GD {online:.3f}, "
+            f"least squares {ols:.3f}", low, colorbar=MEASURES[measure])
+
+
+def draw_counts(ax: plt.Axes, model: xr.Dataset, grid: str, title: str, reference: xr.Dataset | None) -> None:
+    """The best-matching count of ``grid`` per layer under each measure (and, dotted, the ``reference`` run's: the
+    same GPT-2 trained at κ = 1): a cross on the panel's floor for a layer with no match, and a key below the panel."""
+    method = grid.split("_")[0]
+    layers = model.layer.values
+    here = "" if reference is None else " (this κ)"
+    counts = [(model[f"{measure}_{method}"], style, colour, f"{SHORT[measure]}{here}")
+              for measure, style, colour in (("soe", "o-", "C0"), ("siw", "s--", "C1"))]
+    if reference is not None:
+        counts += [(reference[f"{measure}_{method}"], f"{marker}:", "0.4", f"{SHORT[measure]} at κ = 1")
+                   for measure, marker in (("soe", "o"), ("siw", "s"))]
     flat = False
     for values, style, colour, label in counts:
+        values = values.transpose("layer", grid)
         best = best_match(values.values, values[grid].values)  # NaN: no match
         ax.plot(layers, best, style, color=colour, label=label)
         missing = layers[np.isnan(best)]
@@ -88,34 +113,11 @@ def draw_counts(ax: plt.Axes, layers: np.ndarray, counts: list[tuple[xr.DataArra
     if flat:
         ax.plot([], [], "x", color="0.3", markersize=8, markeredgewidth=2,
                 label=f"no match (flat within {FLAT_TOLERANCE:g})")
-    ax.set(xlabel="layer", ylabel=ylabel)
+    ax.set(xlabel="layer", ylabel=title.split(": ")[-1], title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)  # below the panel, off its data
-
-
-def draw_row(row, model: xr.Dataset, measure: str, title: str, reference: xr.Dataset | None = None) -> None:
-    """One model and measure: the Newton and GD heatmaps, then the best-matching Newton iterations and GD steps per
-    layer, each in its own panel (and, dotted, the ``reference`` run's: the same GPT-2 trained at κ = 1)."""
-    newton = model[f"{measure}_newton"].transpose("layer", "newton_iterations")
-    gd = model[f"{measure}_gd"].transpose("layer", "gd_steps")
-    low = float(min(newton.min(), gd.min()))
-    heatmap(row[0], newton, "Newton iterations", f"{title}: layer vs Newton", low)
-    heatmap(row[1], gd, "GD steps", f"{title}: layer vs GD", low, colorbar=title.split(": ")[-1])
-    layers = model.layer.values
-    here = "" if reference is None else " (this κ)"
-    panels = ((row[2], newton, "newton_iterations", "o-", "C0", "Newton iterations"),
-              (row[3], gd, "gd_steps", "s--", "C1", "GD steps"))
-    for ax, values, grid, style, colour, name in panels:
-        counts = [(values, style, colour, f"best-matching {name}{here}")]
-        if reference is not None:
-            well = reference[f"{measure}_{grid.split('_')[0]}"].transpose("layer", grid)
-            counts.append((well, style.replace("-", ":").replace("::", ":"), "0.4", "the same at κ = 1"))
-        draw_counts(ax, layers, counts, grid, f"best-matching {name}")
-    row[2].yaxis.set_major_locator(MaxNLocator(integer=True))
-    online, ols = (float(model[f"{measure}_{name}"].values[-1]) for name in ("online_gd", "ols"))
-    row[2].set_title(f"best match per layer ({SHORT[measure]})\n"
-                     f"last layer: online GD {online:.3f}, least squares {ols:.3f}")
-    row[3].set_title(f"best-matching GD steps ({SHORT[measure]})")
+    if method == "newton":
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)  # below the panel, off its data
 
 
 def heatmap(ax: plt.Axes, values: xr.DataArray, xlabel: str, title: str, low: float, colorbar: str | None = None):

@@ -42,7 +42,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     theme()
     n = cube.n.values[0]
     at = cube.sel(n=n)
-    fig, (ax_w, ax_gap, ax_err) = plt.subplots(1, 3, figsize=(18.0, 6.0))
+    fig, (ax_w, ax_gap, ax_err) = plt.subplots(1, 3, figsize=(15.0, 5.4))  # reads at the README's width
     limit = at.product_limit.values
     sns.stripplot(data=weight_summary(at.product_learned.values), x="coordinate", y="value", hue="entry",
                   dodge=True, jitter=False, alpha=0.7, ax=ax_w)

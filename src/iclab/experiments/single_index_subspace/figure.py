@@ -38,8 +38,8 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
         chance = float(cube.subspace_energy_chance.sel(d=d).max())
         axes[1].axhline(chance, color=palette[f"d = {d}"], linestyle="--", linewidth=0.8)
     r = int(cube.principal_angle.size)
-    axes[0].set_ylabel(f"smallest principal cosine (V vs top-{r} of W)")
-    axes[1].set_ylabel("mean row energy in V (dashed: random rows, r/d)")
+    axes[0].set_ylabel(f"smallest principal cosine\n(V vs top-{r} of W)")
+    axes[1].set_ylabel("mean row energy in V\n(dashed: random rows, r/d)")
     for ax, title in zip(axes, ("(a) subspace found", "(b) rows aligned with V")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("stage-1 pretraining prompts T₁")
@@ -48,7 +48,7 @@ def figure(cube: xr.Dataset, png: str | os.PathLike) -> None:
     handles, labels = axes[0].get_legend_handles_labels()  # the same d in both panels: one key, below them, off the
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.01), frameon=False)
     declare_flat(axes[0], "cosines on their whole range 0–1: how near 1 they come is what the panel shows")
-    fig.suptitle(f"Stage 1 of the two-stage transformer: how well one gradient step's MLP rows find the r = {r} "
-                 "subspace V, against T₁ and d")
+    fig.suptitle(f"Stage 1 of the two-stage transformer: how well one gradient step's MLP rows\nfind the "
+                 f"r = {r} subspace V, against T₁ and d")
     fig.tight_layout(rect=(0, 0.07, 1, 1))  # data wherever the seeds put it (a legend inside covered it at look 2)
     save(fig, png, cube)
