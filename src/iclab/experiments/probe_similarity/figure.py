@@ -7,7 +7,8 @@ online GD and to least squares in the second panel's title; then (third) the bes
 both measures, Newton's iterations on a linear axis in the first row and GD's steps on a log₂ axis in the second: two
 panels, not twin axes, so that neither scale is chosen to make the two lines meet. Each count's axis is shared by
 every model, so that a model whose count does not grow (the LSTM's) is read against one whose count does. With
-``well_conditioned`` (``probe_illconditioned``), the κ = 1 run's counts are drawn dotted beside κ(Σ)'s. A layer whose
+``well_conditioned`` (``probe_illconditioned``), the κ = 1 run's counts are drawn dotted, with open markers in each
+measure's colour, beside κ(Σ)'s. A layer whose
 similarity is flat over a grid (range under ``similarity.FLAT_TOLERANCE``) has no best match: a cross on the panel's
 floor, not the grid's argmax. Three columns, so that the text reads at the README's width
 (``iclab.report.legibility``). Also drawn for ``probe_illconditioned`` (κ in the title).
@@ -96,16 +97,17 @@ def draw_counts(ax: plt.Axes, model: xr.Dataset, grid: str, title: str, referenc
     method = grid.split("_")[0]
     layers = model.layer.values
     here = "" if reference is None else " (this κ)"
-    counts = [(model[f"{measure}_{method}"], style, colour, f"{SHORT[measure]}{here}")
-              for measure, style, colour in (("soe", "o-", "C0"), ("siw", "s--", "C1"))]
-    if reference is not None:
-        counts += [(reference[f"{measure}_{method}"], f"{marker}:", "0.4", f"{SHORT[measure]} at κ = 1")
-                   for measure, marker in (("soe", "o"), ("siw", "s"))]
+    measures = (("soe", "o", "-", "C0"), ("siw", "s", "--", "C1"))
+    counts = [(model[f"{measure}_{method}"], marker + line, colour, "auto", f"{SHORT[measure]}{here}")
+              for measure, marker, line, colour in measures]
+    if reference is not None:  # each measure's colour, dotted with open markers
+        counts += [(reference[f"{measure}_{method}"], f"{marker}:", colour, "white", f"{SHORT[measure]} at κ = 1")
+                   for measure, marker, _, colour in measures]
     flat = False
-    for values, style, colour, label in counts:
+    for values, style, colour, face, label in counts:
         values = values.transpose("layer", grid)
         best = best_match(values.values, values[grid].values)  # NaN: no match
-        ax.plot(layers, best, style, color=colour, label=label)
+        ax.plot(layers, best, style, color=colour, markerfacecolor=face, label=label)
         missing = layers[np.isnan(best)]
         ax.plot(missing, np.full(len(missing), 0.05), "x", color=colour, markersize=8, markeredgewidth=2,
                 transform=ax.get_xaxis_transform())  # at the panel's floor: no count to draw
