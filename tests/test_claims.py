@@ -504,21 +504,36 @@ def test_ltb_gap_pairs_the_trained_lsa_with_its_class_optimum_on_the_same_prompt
     assert paired.difference.half_width() < 0.1 * unpaired.difference.half_width()
 
 
-def illconditioned_cube(best_at_kappa: list[int], best_at_one: list[int], groups: int = 32) -> xr.Dataset:
+def test_a_bootstrap_interval_keeps_each_side_of_a_skewed_draw_on_its_side():
+    """By hand: three seeds at 1.0 (no seed spread) and draws of the prompt groups at 0.9, 1.0, 1.0, 1.5, 3.0 (a
+    fifth each): the 50% percentile interval runs from the 25% quantile (1.0) to the 75% (1.5):
+    [1.0, 1.5], not [0.5, 1.0] with its sides swapped (symmetric noise cannot tell the two apart); so "above 0.95"
+    holds on it, and would be inconclusive swapped."""
+    from iclab.stats.estimates import BOOTSTRAP_RESAMPLES, Estimate
+
+    draws = tuple(np.tile([0.9, 1.0, 1.0, 1.5, 3.0], BOOTSTRAP_RESAMPLES // 5))  # the five, 200 times each
+    skewed = Estimate((1.0, 1.0, 1.0), 0.0, True, replicates=(draws, draws, draws))
+    assert skewed.interval(0.5) == pytest.approx((1.0, 1.5))
+    assert Claim("above", "hand", skewed, ">", exact(0.95), "bootstrap").verdict_at(0.5) == "holds"
+
+
+def illconditioned_cube(best_at_kappa: list[int], best_at_one: list[int], groups: int = 32,
+                        gd_peak: float = 0.9) -> xr.Dataset:
     """A probe_illconditioned cube (κ = 100 and the well-conditioned κ = 1) whose Similarity of Errors at every
-    layer peaks at the given Newton count per seed, with small noise per group of prompts; GD's peak at 4 steps."""
+    layer peaks at 0.9 at the given Newton count per seed, with small noise per group of prompts; GD's peak at 4
+    steps, at ``gd_peak``."""
     rng = np.random.default_rng(3)
     newton, steps, layers = np.arange(12), np.array([1, 2, 4, 8]), np.arange(4)
 
-    def peaked(grid: np.ndarray, best: list[int]) -> np.ndarray:  # (seed, layer, grid, group)
-        curve = 0.9 - 0.04 * np.abs(grid[None, :] - np.asarray(best)[:, None])  # (S, J)
+    def peaked(grid: np.ndarray, best: list[int], peak: float) -> np.ndarray:  # (seed, layer, grid, group)
+        curve = peak - 0.04 * np.abs(grid[None, :] - np.asarray(best)[:, None])  # (S, J)
         noise = 0.002 * rng.standard_normal((len(best), len(layers), len(grid), groups))
         return curve[:, None, :, None] + noise
 
     def run(best: list[int]) -> dict:
         out = {}
-        for name, grid, peak in (("newton", newton, best), ("gd", steps, [2] * len(best))):
-            groups_ = peaked(grid, peak)
+        for name, grid, at, peak in (("newton", newton, best, 0.9), ("gd", steps, [2] * len(best), gd_peak)):
+            groups_ = peaked(grid, at, peak)
             out[f"soe_{name}_groups"] = groups_
             out[f"soe_{name}"] = groups_.mean(-1)
         return out
@@ -551,6 +566,20 @@ def test_the_cross_run_newton_claim_compares_kappa_with_the_well_conditioned_run
     assert cross.expected.per_seed == tuple(map(float, best_at_one))
     assert cross.verdict == verdict and cross.margin == pytest.approx(max(0.1 * best_at_one[0], 1.0))
     assert len(claims(illconditioned_cube(best_at_kappa, best_at_one).isel(condition_number=[0]))) == len(rows) - 1
+
+
+@pytest.mark.parametrize("gd_peak, verdict", [(0.9, "holds"), (0.905, "holds"), (0.92, "fails")])
+def test_matching_newton_at_least_as_well_as_gd_is_non_inferiority_within_a_hundredth(gd_peak, verdict):
+    """Fu et al. §5's "at least as well" on a hand-built cube (3 seeds, noise 0.002 per prompt group): Newton's best
+    similarity equal to GD's (0.9 and 0.9), or 0.005 below it, holds; 0.02 below it fails. As strict superiority
+    (margin 0) the equal match would hold in 2% of runs and the one 0.005 below would fail."""
+    from iclab.experiments.probe_illconditioned.claims import claims
+
+    (row,) = [row for row in claims(illconditioned_cube([7, 7, 7], [7, 7, 7], gd_peak=gd_peak))
+              if "at least as well" in row.claim]
+    assert row.relation == "≥" and row.margin == 0.01 and "FLAT_TOLERANCE" in row.margin_source
+    assert row.difference.value == pytest.approx(0.9 - gd_peak, abs=0.002)
+    assert row.verdict == verdict
 
 
 def test_the_markdown_table_is_one_plain_line_a_claim_under_its_experiments_counts():

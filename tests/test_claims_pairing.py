@@ -128,6 +128,9 @@ def test_ltb_gap_pairs_each_trained_model_with_the_predictor_at_the_optimum_its_
         "with β* = 0 the trained LSA reaches the GD-β optimum": (("lsa", zero), ("gd_beta_optimal", zero)),
     })
     assert len(rows) == 4  # and the verification against GD-β's exact optimum
+    edges = {row.claim.split(" (")[0]: row.row("ltb_gap")["basis"] for row in rows}
+    assert sum("one edge: the risk cannot lie below the optimum of its class" in basis for basis in edges.values()) == 3
+    assert "one edge" not in edges["trained LSA stays above the GD-β optimum when β* ≠ 0"]  # an ordering, no edge
 
 
 def limit_cube(rng, sweep: dict[str, list], learners: dict[str, str], mean) -> xr.Dataset:
@@ -216,6 +219,8 @@ def test_ltb_table1_compares_gpt2_with_and_without_its_mlp_at_the_norms_its_word
     reads(near_without, without[0.0], (0.5,))
     assert "without MLP" in near_without.claim and "without" not in near.claim
     assert beats.verdict == costs.verdict == "holds"
+    assert all("cannot lie below the Bayes risk" in row.row("ltb_table1")["basis"] for row in (near, near_without))
+    assert not any("one edge" in row.row("ltb_table1")["basis"] for row in (beats, costs))
 
 
 def test_mean_field_compares_the_attention_model_with_the_learners_its_words_name():
@@ -330,3 +335,24 @@ def test_single_index_compares_the_cases_and_learners_its_words_name():
     for fragment, (measured, partner) in expected.items():
         (row,) = [row for row in rows if fragment in row.claim]
         reads(row, measured, partner)
+
+
+def test_ltb_bayes_gap_reads_each_ratio_at_the_snr_and_n_its_words_name_as_verifications():
+    """ltb_bayes_gap on a hand-made cube whose risks differ at every (SNR, predictor, n): the "bounded in n" row is
+    GD-β's closed form over the Bayes integral at the largest SNR, n = 8 against n = 2 (8 // 4); the "grows with the
+    SNR" row the Monte-Carlo risks (a cube variable of their own) at n = 8, the largest SNR against the smallest. Both
+    are verifications (closed-form predictors, no training: they cannot come out otherwise by chance), not claims."""
+    rng = np.random.default_rng(7)
+    snr, positions, predictors = [0.5, 2.0], np.arange(9), ["gd_beta_optimum", "bayes"]
+    theory, mc = rng.uniform(1.0, 10.0, (2, len(snr), len(predictors), len(positions)))  # (S, P, N) each
+    dims = ("snr", "predictor", "position")
+    cube = xr.Dataset({"theory_risk": (dims, theory), "theory_risk_sem": (dims, 1e-6 * theory),
+                       "mc_risk": (dims, mc), "mc_risk_sem": (dims, 1e-6 * mc)},
+                      coords={"snr": snr, "predictor": predictors, "position": positions})
+    bounded, grows = experiments.claims("ltb_bayes_gap", cube)
+    assert "SNR 2, n = 8 against n = 2" in bounded.claim and "SNR 2 against 0.5, n = 8" in grows.claim
+    assert bounded.measured.value == pytest.approx(theory[1, 0, 8] / theory[1, 1, 8])
+    assert bounded.expected.value == pytest.approx(theory[1, 0, 2] / theory[1, 1, 2])
+    assert grows.measured.value == pytest.approx(mc[1, 0, 8] / mc[1, 1, 8])
+    assert grows.expected.value == pytest.approx(mc[0, 0, 8] / mc[0, 1, 8])
+    assert bounded.verification and grows.verification

@@ -167,8 +167,9 @@ def test_decide_run_plans_writes_and_runs_the_workflow_on_look_twos_config(tmp_p
 
 
 def test_decide_refuses_to_plan_a_third_look_in_one_line(tmp_path, tier, caplog):
-    """Pointed at a second look's config (it has second_look) or at a claims table with rows judged at look 2,
-    ``decide`` refuses before any work, naming the file and the two looks' shares; look 1's table passes."""
+    """Pointed at a second look's config (it has second_look) or at a claims table with rows judged at look 2 (all of
+    them, or one among look 1's rows: a real second look's table), ``decide`` refuses before any work, naming the
+    file and the two looks' shares; look 1's table passes."""
     from iclab.__main__ import main
     from iclab.errors import UsageError
 
@@ -177,6 +178,11 @@ def test_decide_refuses_to_plan_a_third_look_in_one_line(tmp_path, tier, caplog)
     look2_rows = look1.assign(look=[2])
     with pytest.raises(UsageError, match=r"--claims .*claims.csv is a second look's .*two looks \(2\.0% and 0\.5%"):
         decide.refuse_a_third_look(tier, look2_rows, tmp_path / "config.yaml", tmp_path / "claims.csv")
+    # a second look's table as `decide --run` leaves it: the rows it judged at look 2 beside look 1's decided ones
+    mixed = table([("ltb_gap", "claim", "r1", "holds", ""), ("ltb_gap", "claim", "r2", "holds", ""),
+                   ("ltb_gap", "claim", "r3", "inconclusive", "4")]).assign(look=[1, 2, 1])
+    with pytest.raises(UsageError, match=r"--claims .*claims.csv is a second look's"):
+        decide.refuse_a_third_look(tier, mixed, tmp_path / "config.yaml", tmp_path / "claims.csv")
     second = tier | {"second_look": {"results": "results", "experiments": ["ltb_gap"]}}
     with pytest.raises(UsageError, match=r"--config .*look2.yaml is a second look's \(it has second_look"):
         decide.refuse_a_third_look(second, look1, tmp_path / "look2.yaml", tmp_path / "claims.csv")

@@ -153,6 +153,7 @@ def test_a_failed_rule_says_what_it_measured_and_the_widest_the_figure_may_be_dr
                 "overlaps": 1, "overlapping": [["a title", "a label"]]}
     described = legibility.describe(measures, ["font", "glyph", "overlap"], 150)
     assert described == ("its smallest text is 7.00 px at the README's 850 px (at least 8 px): draw it at most 17.3 "
-                         "inches wide; its glyphs' median ink height is 4.00 px at the README's 850 px (at least 5 px): "
-                         "draw it at most 15.8 inches wide; texts drawn over each other: 'a title' and 'a label'")
+                         "inches wide; its glyphs' median ink height is 4.00 px at the README's 850 px "
+                         "(at least 5 px): draw it at most 15.8 inches wide; texts drawn over each other: 'a title' "
+                         "and 'a label'")
     assert legibility.describe(measures, ["overlap"], 150) == "texts drawn over each other: 'a title' and 'a label'"

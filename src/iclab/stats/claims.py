@@ -56,6 +56,9 @@ REACHES = 0.05  # "reaches a limit" at finite size: within 5% of the limit (the 
 REACHES_SOURCE = "iclab: within 5% of the limit, relative to it (a finite run's reach; ltb_gap's figure draws the band)"
 NULL_FRACTION = 0.05  # "near least squares", "does not depend on": within 5% of the zero predictor's risk
 NULL_SOURCE = "iclab: 5% of the zero predictor's risk (the scale from exact to no learning)"
+# an equivalence whose lower edge cannot bind: the measured risk is at least the expected one by definition (a
+# class's optimum, the Bayes risk, least squares' exact 0), so "≈" decides "at most +margin above it" in effect
+ONE_EDGE = "one edge: the risk cannot lie below {}, so only the upper edge (+margin) binds"
 RELATIONS = ("≈", "<", ">", "≤", "≥")
 VERDICTS = ("holds", "fails", "inconclusive")
 SMOKE_VERDICT = "not judged (smoke run)"  # every row of a smoke run's table (iclab.pipeline.smoke): models untrained
@@ -314,15 +317,15 @@ PAIRED_LIMIT = ("paired prompt by prompt (batch means) with the limit predictor 
 
 
 def reaches_limit(claim: str, source: str, measured: Estimate, limit: Estimate, basis: str,
-                  on_prompts: Estimate | None = None) -> Claim:
+                  on_prompts: Estimate | None = None, notes: tuple[str, ...] = ()) -> Claim:
     """"``measured`` reaches its limit" (≈ within REACHES of the exact ``limit``): against the limit predictor scored
     on the same prompts (``on_prompts``, with groups of the same named set: the prompts' error largely cancels)
-    where the cube has it, else against the exact value."""
+    where the cube has it, else against the exact value; ``notes`` as ``Claim``'s."""
     if on_prompts is None:
         return Claim(claim, source, measured, "≈", limit, f"{basis} and evaluation prompts (normal); exact limit",
-                     REACHES * limit.value, REACHES_SOURCE)
+                     REACHES * limit.value, REACHES_SOURCE, notes=notes)
     return Claim(claim, source, measured, "≈", on_prompts, f"{basis}; {PAIRED_LIMIT}", REACHES * limit.value,
-                 REACHES_SOURCE)
+                 REACHES_SOURCE, notes=notes)
 
 
 

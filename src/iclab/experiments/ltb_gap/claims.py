@@ -1,6 +1,6 @@
 """Claims of Zhang, Wu, Bartlett 2024 (Theorem 4.1 and §5) on the ltb_gap cube, at its largest n."""
 
-from iclab.stats.claims import Claim, reaches_limit
+from iclab.stats.claims import ONE_EDGE, Claim, reaches_limit
 from iclab.stats.estimates import groups_at, has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024"
@@ -45,7 +45,8 @@ def claims(cube):
 def reaches_optimum(at, claim: str, source: str, learner: str, norm: float, theory: str, baseline: str) -> Claim:
     """A trained learner against an optimum: against the predictor at that optimum (``baseline``) scored on the same
     prompts where the cube has it (paired: the prompts' error largely cancels), else against the optimum's exact
-    risk (``theory``); the margin is on the exact risk either way."""
+    risk (``theory``); the margin is on the exact risk either way. No learner of the class goes below its optimum:
+    only the upper edge binds (``ONE_EDGE``)."""
     on_prompts = trained(at, baseline, norm) if has(at, learner=baseline) and "risk_groups" in at else None
     return reaches_limit(claim, source, trained(at, learner, norm), optimum(at, theory, norm),
-                         "trained risk per seed (t)", on_prompts)
+                         "trained risk per seed (t)", on_prompts, (ONE_EDGE.format("the optimum of its class"),))

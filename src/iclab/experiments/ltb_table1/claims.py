@@ -2,7 +2,7 @@
 models of a seed train on the same batches (batches are a function of seed and step), so differences are paired
 seed by seed; both are evaluated on the same prompts."""
 
-from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, ONE_EDGE, Claim
 from iclab.stats.estimates import difference, groups_at, has, over_seeds, with_sem
 
 SOURCE = "Zhang, Wu, Bartlett 2024, Table 1"
@@ -35,7 +35,8 @@ def claims(cube):
             rows += [
                 Claim(f"{name} at β* = 0 comes within 5% of the zero predictor's risk ({null:.3g}) of the Bayes risk "
                       "(the paper's 'nearly zero loss': 0.003 and 0.024)", SOURCE, loss(learner, 0.0), "≈", bayes,
-                      BASIS + "; Bayes risk by Monte Carlo over designs", NULL_FRACTION * null, NULL_SOURCE)
+                      BASIS + "; Bayes risk by Monte Carlo over designs", NULL_FRACTION * null, NULL_SOURCE,
+                      notes=(ONE_EDGE.format("the Bayes risk"),))
                 for learner, name in (("gpt2", "GPT-2"), ("gpt2_nomlp", "GPT-2 without MLP"))
             ]
     return rows

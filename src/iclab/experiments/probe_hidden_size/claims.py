@@ -1,7 +1,7 @@
 """Claims of Fu, Chen, Jia, Sharan 2024, §5 (hidden size), on the probe_hidden_size cube (its first d): 1-head
 GPT-2s of several widths against least squares, exact past d examples."""
 
-from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, ONE_EDGE, Claim
 from iclab.stats.estimates import exact, has, over_seeds, zero_predictor_risk
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024, §5"
@@ -23,5 +23,5 @@ def claims(cube):
         Claim(f"the narrowest 1-head GPT-2 (hidden {narrow}) stays away from least squares past d examples ({near} "
               "is not reached)", SOURCE, tail(narrow), ">", exact(0.0), BASIS, NULL_FRACTION * null, NULL_SOURCE),
         Claim(f"the widest (hidden {wide}) reaches least squares past d examples ({near})", SOURCE, tail(wide), "≈",
-              exact(0.0), BASIS, NULL_FRACTION * null, NULL_SOURCE),
+              exact(0.0), BASIS, NULL_FRACTION * null, NULL_SOURCE, notes=(ONE_EDGE.format("least squares' exact 0"),)),
     ]

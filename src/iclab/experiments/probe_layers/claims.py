@@ -2,7 +2,7 @@
 readouts of GPT-2 reach past d examples, where least squares is exact. Readouts and output are scored on the same
 prompts and model (paired)."""
 
-from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, Claim
+from iclab.stats.claims import NULL_FRACTION, NULL_SOURCE, ONE_EDGE, Claim
 from iclab.stats.estimates import Estimate, exact, has, over_seeds, zero_predictor_risk
 
 SOURCE = "Fu, Chen, Jia, Sharan 2024, §4"
@@ -32,6 +32,7 @@ def claims(cube):
     if has(at, learner="ols"):
         null = zero_predictor_risk(at.risk.sel(learner="ols"))
         rows.append(Claim(f"GPT-2's output reaches least squares past d examples: within 5% of the zero predictor's "
-                          f"error ({null:.3g}) of it (d = {d}; least squares is exact there)", SOURCE, output, "≈", exact(0.0), BASIS + "; least squares exact",
-                          NULL_FRACTION * null, NULL_SOURCE))
+                          f"error ({null:.3g}) of it (d = {d}; least squares is exact there)", SOURCE, output, "≈",
+                          exact(0.0), BASIS + "; least squares exact", NULL_FRACTION * null, NULL_SOURCE,
+                          notes=(ONE_EDGE.format("least squares' exact 0"),)))
     return rows
