@@ -281,6 +281,30 @@ def test_batch_means_pair_two_learners_on_the_same_prompts_and_cover():
     assert np.mean(covered) >= 0.94 and np.mean(widths) < 0.2 * np.mean(bounds)
 
 
+def test_a_prompt_only_difference_errs_at_each_looks_stated_rate():
+    """By hand (scipy.stats.t, not iclab's quantile): 32 batch means of a paired difference, no seeds; the mean over
+    its s.e. sd/√32 is Student-t on 31 degrees of freedom, so look 1's 96% interval must reach t₃₁(0.98) = 2.1438
+    s.e. and look 2's 99% t₃₁(0.995) = 2.7440: one-sided errors 2.0% and 0.5% exactly. Folding the 95% t quantile into
+    the s.e. (the old rule: 2.0537 · 2.0395/1.9600 = 2.1371 and 2.6804) erred 2.03% and 0.58%; the normal quantile
+    alone (2.0537, 2.5758) 2.43% and 0.75%. A combination keeps the fewest degrees of freedom of its parts."""
+    from scipy import stats
+
+    from iclab.stats.estimates import log, ratio
+
+    rng = np.random.default_rng(11)
+    ga, gb = (tuple(1.0 + 0.2 * rng.standard_normal(32)) for _ in range(2))
+    paired = difference(Estimate((1.0,), 0.05, prompts="p", groups=ga), Estimate((1.0,), 0.05, prompts="p", groups=gb))
+    se = np.std(np.subtract(ga, gb), ddof=1) / np.sqrt(32)
+    assert paired.mc_se == pytest.approx(se) and paired.mc_dof == 31
+    for level, quantile in ((0.96, 2.1438), (0.99, 2.7440)):
+        assert stats.t.ppf(0.5 + level / 2, 31) == pytest.approx(quantile, abs=1e-4)
+        assert paired.half_width(level) == pytest.approx(quantile * se, rel=1e-4)
+        assert stats.t.sf(paired.half_width(level) / se, 31) == pytest.approx((1 - level) / 2, rel=1e-3)
+    assert difference(paired, exact(0.5)).mc_dof == 31 and log(difference(paired, exact(-1.0))).mc_dof == 31
+    assert ratio(difference(paired, exact(-1.0)), Estimate((2.0,), 0.01)).mc_dof == 31  # the other part: normal
+    assert difference(Estimate((1.0,), 0.1), Estimate((2.0,), 0.1)).mc_dof is None  # many prompts: normal
+
+
 def test_groups_pair_only_on_one_named_prompt_set():
     """Groups of two estimates pair only when both name the same prompt set: unnamed sets (the default) keep the
     conservative sum of the Monte-Carlo errors, and over_seeds refuses groups without a name."""

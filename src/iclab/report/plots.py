@@ -21,7 +21,6 @@ import pandas as pd
 import seaborn as sns
 import xarray as xr
 
-from iclab.stats import intervals
 from iclab.atomic import atomic_write, write_text
 from iclab.report import legibility
 from iclab.stats.intervals import band
@@ -485,7 +484,7 @@ def claim_intervals(ax: plt.Axes, claims: list, labels: list[str]) -> None:
     for row, (claim, label) in enumerate(zip(claims, labels)):
         difference = claim.difference
         low, high = difference.interval(claim.level)
-        prompts = intervals.quantile(1, claim.level) * difference.prompt_se
+        prompts = difference.mc_quantile(claim.level) * difference.prompt_se
         ax.plot([low, high], [row, row], color="C0", linewidth=5, alpha=0.45, solid_capstyle="butt")
         ax.plot([difference.value - prompts, difference.value + prompts], [row, row], color="C0", linewidth=1.5)
         ax.plot([difference.value], [row], "o", color="C0")

@@ -122,15 +122,18 @@ def seeds_needed(difference: Estimate, relation: str, margin: float, level: floa
     distance = distance_to_decide(relation, margin, difference.value)
     if distance <= 0:
         return "none: the estimate sits on the region's edge"
-    mc_part = monte_carlo_reach(relation, difference.prompt_se, level)
+    # the prompts' s.e. as the interval at ``level`` spends it: batch means' t quantile over the normal one that the
+    # planning below assumes (1 for an s.e. over many prompts)
+    prompt_se = difference.prompt_se * difference.mc_quantile(level) / intervals.quantile(1, level)
+    mc_part = monte_carlo_reach(relation, prompt_se, level)
     if mc_part >= distance:  # seeds cannot shrink the Monte-Carlo part: it needs more prompts
         return f"none: the Monte-Carlo error alone is too large (~{math.ceil((mc_part / distance) ** 2)}× the prompts)"
     if difference.seeds == 0:
         return "—"
     sd = difference.seed_se * math.sqrt(difference.seeds)  # spread of one seed's value
     start, end, _, _ = region(relation, margin)
-    (s,) = deciding_seeds(np.array([difference.value]), np.array([sd]), np.array([difference.prompt_se]), start, end,
-                          level, MAX_SEEDS)
+    (s,) = deciding_seeds(np.array([difference.value]), np.array([sd]), np.array([prompt_se]), start, end, level,
+                          MAX_SEEDS)
     return str(s) if s <= MAX_SEEDS else f"> {MAX_SEEDS}"
 
 

@@ -43,6 +43,10 @@ class Estimate:
     # per seed, the statistic on each bootstrap draw of the prompt groups (S, R): the same draws at every seed and
     # for every estimate (``bootstrapped``)
     replicates: tuple[tuple[float, ...], ...] | None = None
+    # degrees of freedom of ``mc_se`` where G batch means estimate it (G − 1): its quantile is Student-t's at each
+    # interval's own level, so that each look errs at its stated rate; None: an s.e. over many prompts or an
+    # integral, normal
+    mc_dof: int | None = None
 
     def __post_init__(self):
         if not self.per_seed or (len(self.per_seed) > 1 and not self.trained):
@@ -66,13 +70,18 @@ class Estimate:
         """The seeds' share of the half-width: the t quantile on S − 1 degrees of freedom × ``seed_se``."""
         return intervals.quantile(self.seeds, level) * self.seed_se if self.seeds > 1 else 0.0
 
+    def mc_quantile(self, level: float = LEVEL) -> float:
+        """The two-sided ``level`` quantile of the Monte-Carlo part: Student-t on ``mc_dof`` degrees of freedom where
+        batch means estimate ``mc_se``, normal otherwise."""
+        return intervals.quantile(1 if self.mc_dof is None else self.mc_dof + 1, level)
+
     def half_width(self, level: float = LEVEL) -> float:
-        """Half-width of the two-sided ``level`` interval: t quantile on the seed component, normal on the
+        """Half-width of the two-sided ``level`` interval: t quantile on the seed component, ``mc_quantile`` on the
         Monte-Carlo one, added in quadrature (for a bootstrapped value: half the interval's width)."""
         if self.replicates is not None:
             low, high = self.interval(level)
             return (high - low) / 2
-        return math.hypot(self.seed_part(level), intervals.quantile(1, level) * self.mc_se)
+        return math.hypot(self.seed_part(level), self.mc_quantile(level) * self.mc_se)
 
     def interval(self, level: float = LEVEL) -> tuple[float, float]:
         """The two-sided ``level`` interval: the value ± ``half_width``. A bootstrapped value's: the percentile
@@ -180,10 +189,17 @@ def mc_difference_se(a: Estimate, b: Estimate) -> float:
 
 
 def batch_means_se(groups: np.ndarray) -> float:
-    """s.e. of the mean of G group means, with the Student-t quantile of G − 1 degrees of freedom folded in (the
-    interval multiplies it by the normal quantile)."""
-    g = len(groups)
-    return float(np.std(groups, ddof=1) / np.sqrt(g) * intervals.quantile(g) / intervals.quantile(1))
+    """s.e. of the mean of G group means, sd/√G: estimated on G − 1 degrees of freedom, which go with it
+    (``Estimate.mc_dof``), so that each interval takes the t quantile of its own level. (Folding the 95% t quantile
+    into the s.e., as before issue 96, made look 1 err 2.03% and look 2 0.58% a side on a prompt-only difference.)"""
+    return float(np.std(groups, ddof=1) / np.sqrt(len(groups)))
+
+
+def fewest_dof(*estimates: Estimate) -> int | None:
+    """The fewest ``mc_dof`` of ``estimates`` whose Monte-Carlo s.e. enters a combination (None where none has any):
+    the combination's quantile is then at least each part's, never narrower than a part's own."""
+    dofs = [e.mc_dof for e in estimates if e.mc_dof is not None and e.mc_se > 0]
+    return min(dofs) if dofs else None
 
 
 
@@ -205,12 +221,12 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
         return Estimate(per_seed, 0.0, trained, replicates=tuple(map(tuple, replicates)))
     if pairable(a, b):
         groups = np.subtract(a.groups, b.groups)
-        return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups))
+        return Estimate(per_seed, batch_means_se(groups), trained, a.prompts, tuple(groups), mc_dof=len(groups) - 1)
     for side, other, sign in ((a, b, 1.0), (b, a, -1.0)):
         if other.mc_se == 0 and other.groups is None:  # exact: the difference is this side's prompts shifted
             groups = None if side.groups is None else tuple(sign * (np.array(side.groups) - other.value))
-            return Estimate(per_seed, side.mc_se, trained, side.prompts, groups)
-    return Estimate(per_seed, mc_difference_se(a, b), trained)
+            return Estimate(per_seed, side.mc_se, trained, side.prompts, groups, mc_dof=side.mc_dof)
+    return Estimate(per_seed, mc_difference_se(a, b), trained, mc_dof=fewest_dof(a, b))
 
 
 
@@ -241,13 +257,13 @@ def ratio(a: Estimate, b: Estimate) -> Estimate:
         Estimate((1.0,), a.mc_se / abs(a.value), prompts=a.prompts),
         Estimate((1.0,), b.mc_se / abs(b.value), prompts=b.prompts),
     )
-    return Estimate(per_seed, abs(value) * relative, trained)
+    return Estimate(per_seed, abs(value) * relative, trained, mc_dof=fewest_dof(a, b))
 
 
 
 def log(a: Estimate) -> Estimate:
     """The natural log, seed by seed (a geometric mean over seeds); Monte-Carlo s.e. by the delta method."""
-    return Estimate(tuple(math.log(v) for v in a.per_seed), a.mc_se / a.value, a.trained, a.prompts)
+    return Estimate(tuple(math.log(v) for v in a.per_seed), a.mc_se / a.value, a.trained, a.prompts, mc_dof=a.mc_dof)
 
 
 
