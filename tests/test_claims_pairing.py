@@ -356,3 +356,129 @@ def test_ltb_bayes_gap_reads_each_ratio_at_the_snr_and_n_its_words_name_as_verif
     assert grows.measured.value == pytest.approx(mc[1, 0, 8] / mc[1, 1, 8])
     assert grows.expected.value == pytest.approx(mc[0, 0, 8] / mc[0, 1, 8])
     assert bounded.verification and grows.verification
+
+
+def coded(rng, shape: tuple[int, ...]) -> np.ndarray:
+    """Distinct values in (0.1, 0.9) for every cell of ``shape``: a row that reads another cell reads another value."""
+    return 0.1 + 0.8 * rng.permutation(np.prod(shape)).reshape(shape) / np.prod(shape)
+
+
+def test_single_index_subspace_reads_the_d_and_t1_its_words_name():
+    """single_index_subspace on a cube whose energy and cosines differ in every (d, T₁, seed, angle): each row reads
+    the largest d at the largest T₁ (the fewest for "more prompts"; the middle T₁ and both ends of d for "T₁ must grow
+    with d"), and the smallest principal cosine over the angles."""
+    rng = np.random.default_rng(8)
+    d, t1 = [8, 16, 32], [128, 512, 2048, 8192]
+    energy, cosines = coded(rng, (3, 4, SEEDS)), coded(rng, (3, 4, SEEDS, 2))
+    cube = xr.Dataset({"subspace_energy": (("d", "t1", "seed"), energy),
+                       "principal_cosines": (("d", "t1", "seed", "principal_angle"), cosines),
+                       "subspace_energy_chance": (("d", "t1"), np.repeat([[0.25], [0.125], [0.0625]], 4, axis=1))},
+                      coords={"d": d, "t1": t1, "seed": range(SEEDS), "principal_angle": [0, 1]})
+    carries, finds, more, grows = experiments.claims("single_index_subspace", cube)
+    assert "d = 32, T₁ = 8192" in carries.claim and carries.measured.per_seed == pytest.approx(energy[2, 3])
+    assert carries.expected.value == 0.0625
+    assert "d = 32, T₁ = 8192" in finds.claim and finds.measured.per_seed == pytest.approx(cosines[2, 3].min(-1))
+    assert "T₁ = 8192 against 128, d = 32" in more.claim
+    assert more.measured.per_seed == pytest.approx(energy[2, 3]) and more.expected.per_seed == pytest.approx(energy[2, 0])
+    assert "T₁ = 2048" in grows.claim and "d = 32 than at d = 8" in grows.claim  # t1[4 // 2]
+    assert grows.measured.per_seed == pytest.approx(energy[2, 2]) and grows.expected.per_seed == pytest.approx(energy[0, 2])
+
+
+def illconditioned_layers_cube(rng) -> tuple[xr.Dataset, dict]:
+    """probe_illconditioned at κ = 100 and κ = 1, 4 layers, 3 seeds: each (κ, layer) peaks at its own Newton count
+    and its own GD similarity, so a row read at another κ or layer reads another count or height."""
+    newton, steps = np.arange(12), np.array([1, 2, 4, 8])
+    best = {(100.0, layer): 2 + layer for layer in range(4)} | {(1.0, layer): 6 + layer for layer in range(4)}
+    gd_height = {key: 0.80 + 0.01 * i for i, key in enumerate(best)}
+    data = {}
+    for name, grid, peak_of, height_of in (("newton", newton, best, lambda key: 0.9),
+                                           ("gd", steps, {key: 4 for key in best}, gd_height.get)):
+        values = np.stack([[height_of((kappa, layer)) - 0.03 * np.abs(grid - peak_of[(kappa, layer)])
+                            for layer in range(4)] for kappa in (100.0, 1.0)])  # (κ, layer, J)
+        groups = (values[:, None, :, :, None] + 0.001 * rng.standard_normal((2, SEEDS, 4, len(grid), GROUPS)))
+        dims = ("condition_number", "seed", "layer", f"{'newton_iterations' if name == 'newton' else 'gd_steps'}")
+        data[f"soe_{name}_groups"] = (dims + ("prompt_group",), groups)
+        data[f"soe_{name}"] = (dims, groups.mean(-1))
+    cube = xr.Dataset(data, coords={"condition_number": [100.0, 1.0], "seed": range(SEEDS), "layer": range(4),
+                                    "newton_iterations": newton, "gd_steps": steps})
+    return cube.expand_dims(d=[5], probed=["gpt2"]), {"best": best, "gd_height": gd_height}
+
+
+def test_probe_illconditioned_reads_the_kappa_and_layers_its_words_name():
+    """Its rows on a hand-built cube: "still grows with depth" reads κ = 100's best Newton count at the last layer (5)
+    against layer 1 (3); "at least as well as GD" the last layer's best similarities at κ = 100 (0.9 against GD's
+    0.83); the cross-run row κ = 100's last layer (5) against κ = 1's (9)."""
+    cube, truth = illconditioned_layers_cube(np.random.default_rng(9))
+    grows, as_well, cross = experiments.claims("probe_illconditioned", cube)
+    assert "at κ = 100" in grows.claim and "layer 3 against layer 1" in grows.claim
+    assert grows.measured.per_seed == (truth["best"][(100.0, 3)],) * SEEDS
+    assert grows.expected.per_seed == (truth["best"][(100.0, 1)],) * SEEDS
+    assert as_well.measured.value == pytest.approx(0.9, abs=0.002)
+    assert as_well.expected.value == pytest.approx(truth["gd_height"][(100.0, 3)], abs=0.002)
+    assert cross.measured.per_seed == (truth["best"][(100.0, 3)],) * SEEDS
+    assert cross.expected.per_seed == (truth["best"][(1.0, 3)],) * SEEDS
+
+
+def nonparametric_cube(rng) -> xr.Dataset:
+    """nonparametric_icl at T = 2, 16, 1024 with the pretrained model, kernel ridge and a decoy (the Bayes posterior
+    mean), 5 octaves of context lengths (1, 2–3, 4–7, 8–15, 16–32): every (T, learner, seed, octave) risk, every
+    pretraining risk, residual and angle its own value; prompt groups centred on the binned risks."""
+    tasks, learners, bins = [2, 16, 1024], ["feature_attention", "krr", "basis_bayes"], 5
+    binned = 1.0 + coded(rng, (3, 3, SEEDS, bins))  # (T, L, S, B)
+    noise = rng.standard_normal((3, 3, SEEDS, bins, GROUPS)) * 0.01
+    groups = binned[..., None] + noise - noise.mean(-1, keepdims=True)  # group means average to the binned risk
+    positions = np.arange(33)
+    per_t = lambda value: ("pretraining_tasks", np.full(3, value))  # noqa: E731
+    return xr.Dataset(
+        {"binned_risk": (("pretraining_tasks", "learner", "seed", "position_bin"), binned),
+         "binned_risk_sem": (("pretraining_tasks", "learner", "seed", "position_bin"), np.full(binned.shape, 0.002)),
+         "binned_risk_groups": (("pretraining_tasks", "learner", "seed", "position_bin", "prompt_group"), groups),
+         "risk": (("pretraining_tasks", "learner", "seed", "position"), 2.0 + coded(rng, (3, 3, SEEDS, 33))),
+         "single_gamma_risk": (("pretraining_tasks", "position"), 0.5 + coded(rng, (3, 33))),
+         "bayes_risk": (("pretraining_tasks", "position"), 0.4 + coded(rng, (3, 33))),
+         "pretraining_risk": (("pretraining_tasks", "seed"), 0.5 + coded(rng, (3, SEEDS))),
+         "pretraining_risk_sem": (("pretraining_tasks", "seed"), np.full((3, SEEDS), 0.001)),
+         "feature_residual": (("pretraining_tasks", "seed"), 0.1 * coded(rng, (3, SEEDS))),
+         "principal_angle": (("pretraining_tasks", "seed"), 90 * coded(rng, (3, SEEDS))),
+         "noise_variance": per_t(0.3), "fit_from": per_t(4), "angle_functions": per_t(4)},
+        coords={"pretraining_tasks": tasks, "learner": learners, "seed": range(SEEDS), "position_bin": range(bins),
+                "position": positions, "bin_first": ("position_bin", [1, 2, 4, 8, 16]),
+                "bin_last": ("position_bin", [1, 3, 7, 15, 32])})
+
+
+def test_nonparametric_icl_reads_the_tasks_learners_and_octaves_its_words_name():
+    """Each row on a hand-built cube: (a) reads T = 1024's pretrained model over the last octave (n = 16–32), against
+    1.5× the known-basis class's excess over that window and against kernel ridge there; the slopes over the octaves
+    from n = 4 of the model and of kernel ridge; (b) the pretraining risk and the new tasks' at T = 2 and at 1024;
+    (c) the residual and the angle at 1024 against 2, and the residual at 1024 against 5%. The decoy learner and
+    T = 16 are never read."""
+    from iclab.experiments.nonparametric_icl.rates import fitted_slope
+
+    cube = nonparametric_cube(np.random.default_rng(10))
+    rows = experiments.claims("nonparametric_icl", cube)
+    binned = lambda t, learner, at=-1: cube.binned_risk.sel(pretraining_tasks=t, learner=learner).isel(  # noqa: E731
+        position_bin=at).values
+    within, beats, slower, memorises, generalises, falls, covers_more, angle, covers = rows
+    assert "T = 1024" in within.claim and "n = 16–32" in within.claim and "small T = 2" in memorises.claim
+    assert within.measured.per_seed == pytest.approx(binned(1024, "feature_attention") - 0.3)
+    window = cube.single_gamma_risk.sel(pretraining_tasks=1024, position=slice(16, 32)).values
+    assert within.expected.value == pytest.approx(1.5 * (window.mean() - 0.3))
+    assert beats.measured.per_seed == pytest.approx(binned(1024, "feature_attention"))
+    assert beats.expected.per_seed == pytest.approx(binned(1024, "krr")) and beats.expected.groups is not None
+    centres = np.sqrt([4 * 7, 8 * 15, 16 * 32])  # the octaves from n = 4: geometric centres
+    for row, learner in ((slower.measured, "feature_attention"), (slower.expected, "krr")):
+        risk = cube.binned_risk.sel(pretraining_tasks=1024, learner=learner).isel(position_bin=[2, 3, 4]).values
+        assert row.per_seed == pytest.approx(fitted_slope(centres, risk - 0.3), rel=1e-6), learner
+    pretraining = cube.pretraining_risk.sel
+    assert memorises.measured.per_seed == pytest.approx(np.log(pretraining(pretraining_tasks=2).values))
+    assert memorises.expected.per_seed == pytest.approx(np.log(binned(2, "feature_attention")))
+    assert generalises.measured.per_seed == pytest.approx(pretraining(pretraining_tasks=1024).values)
+    assert generalises.expected.per_seed == pytest.approx(binned(1024, "feature_attention"))
+    assert generalises.margin == pytest.approx(0.05 * cube.risk.sel(learner="feature_attention", position=0).mean())
+    assert falls.measured.per_seed == pytest.approx(np.log(binned(1024, "feature_attention")))
+    assert falls.expected.per_seed == pytest.approx(np.log(binned(2, "feature_attention")))
+    for row, name in ((covers_more, "feature_residual"), (angle, "principal_angle")):
+        assert row.measured.per_seed == pytest.approx(cube[name].sel(pretraining_tasks=1024).values), name
+        assert row.expected.per_seed == pytest.approx(cube[name].sel(pretraining_tasks=2).values), name
+    assert covers.measured.per_seed == pytest.approx(cube.feature_residual.sel(pretraining_tasks=1024).values)
+    assert covers.expected.value == 0.05
