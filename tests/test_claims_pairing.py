@@ -9,7 +9,10 @@ paired with another learner, another sweep point or the exact value (unpaired) d
 module that pairs a row with another predictor (the LTB with the LSA's optimum, a shift with the base condition's
 limit, the limit with least squares, no partner) fails here. The experiments whose rows compare learners with one
 another (ltb_table1, mean_field, zfb_figure1, single_index) are listed too: each row reads the learners, cases and
-points its words name."""
+points its words name. Every other experiment (issue 96) has its test on a cube whose cells each hold their own value
+(``coded``), so a row read at another layer, κ, T, octave, norm, step or learner reads another value: the probes
+(probe_layers, probe_similarity, probe_illconditioned, probe_hidden_size), nonparametric_icl, single_index_subspace,
+ltb_training, ltb_bayes_gap, gdbeta_flow and lsa_convergence; a last test keeps it so for every experiment."""
 
 from __future__ import annotations
 
@@ -364,9 +367,9 @@ def coded(rng, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def test_single_index_subspace_reads_the_d_and_t1_its_words_name():
-    """single_index_subspace on a cube whose energy and cosines differ in every (d, T₁, seed, angle): each row reads
-    the largest d at the largest T₁ (the fewest for "more prompts"; the middle T₁ and both ends of d for "T₁ must grow
-    with d"), and the smallest principal cosine over the angles."""
+    """single_index_subspace on a cube whose energy and cosines differ in every (d, T₁, seed, angle): each row
+    reads the largest d at the largest T₁ (the fewest for "more prompts"; the middle T₁ and both ends of d for "T₁
+    must grow with d"), and the smallest principal cosine over the angles."""
     rng = np.random.default_rng(8)
     d, t1 = [8, 16, 32], [128, 512, 2048, 8192]
     energy, cosines = coded(rng, (3, 4, SEEDS)), coded(rng, (3, 4, SEEDS, 2))
@@ -379,9 +382,11 @@ def test_single_index_subspace_reads_the_d_and_t1_its_words_name():
     assert carries.expected.value == 0.0625
     assert "d = 32, T₁ = 8192" in finds.claim and finds.measured.per_seed == pytest.approx(cosines[2, 3].min(-1))
     assert "T₁ = 8192 against 128, d = 32" in more.claim
-    assert more.measured.per_seed == pytest.approx(energy[2, 3]) and more.expected.per_seed == pytest.approx(energy[2, 0])
+    assert more.measured.per_seed == pytest.approx(energy[2, 3])
+    assert more.expected.per_seed == pytest.approx(energy[2, 0])
     assert "T₁ = 2048" in grows.claim and "d = 32 than at d = 8" in grows.claim  # t1[4 // 2]
-    assert grows.measured.per_seed == pytest.approx(energy[2, 2]) and grows.expected.per_seed == pytest.approx(energy[0, 2])
+    assert grows.measured.per_seed == pytest.approx(energy[2, 2])
+    assert grows.expected.per_seed == pytest.approx(energy[0, 2])
 
 
 def illconditioned_layers_cube(rng) -> tuple[xr.Dataset, dict]:
@@ -482,3 +487,132 @@ def test_nonparametric_icl_reads_the_tasks_learners_and_octaves_its_words_name()
         assert row.expected.per_seed == pytest.approx(cube[name].sel(pretraining_tasks=2).values), name
     assert covers.measured.per_seed == pytest.approx(cube.feature_residual.sel(pretraining_tasks=1024).values)
     assert covers.expected.value == 0.05
+
+
+def test_probe_layers_reads_the_layers_and_positions_its_words_name():
+    """probe_layers on a cube whose readout and output risks differ at every (layer, seed, position): the last
+    layer's readout against layer 1's, each averaged over the positions past d (k ≥ 3 here), and the output over the
+    same positions against least squares' exact 0, with the zero predictor's risk read at position 0 for the margin."""
+    rng = np.random.default_rng(12)
+    layers, positions, d = range(4), np.arange(6), 3
+    probe, output = coded(rng, (4, SEEDS, 6)), coded(rng, (2, SEEDS, 6))
+    cube = xr.Dataset({"probe_risk": (("probed", "layer", "seed", "position"), probe[None]),
+                       "probe_risk_sem": (("probed", "layer", "seed", "position"), np.full((1, 4, SEEDS, 6), 1e-3)),
+                       "risk": (("learner", "seed", "position"), output),
+                       "risk_sem": (("learner", "seed", "position"), np.full((2, SEEDS, 6), 1e-3))},
+                      coords={"probed": ["gpt2"], "layer": layers, "seed": range(SEEDS), "position": positions,
+                              "learner": ["gpt2", "ols"]}).expand_dims(d=[d])
+    readout, reaches = experiments.claims("probe_layers", cube)
+    assert "last layer (3)" in readout.claim and "layer 1" in readout.claim
+    assert readout.measured.per_seed == pytest.approx(probe[3, :, 3:].mean(-1))
+    assert readout.expected.per_seed == pytest.approx(probe[1, :, 3:].mean(-1))
+    assert reaches.measured.per_seed == pytest.approx(output[0, :, 3:].mean(-1)) and reaches.expected.value == 0.0
+    assert reaches.margin == pytest.approx(0.05 * output[1, :, 0].mean())
+
+
+def test_probe_hidden_size_reads_the_narrowest_and_widest_its_words_name():
+    """probe_hidden_size on a cube whose error past d differs at every (hidden, seed): the narrowest (2) and the
+    widest (16) against least squares' exact 0, the margin 5% of least squares' risk at position 0."""
+    rng = np.random.default_rng(13)
+    tail, ols = coded(rng, (4, SEEDS)), coded(rng, (SEEDS, 4))
+    cube = xr.Dataset({"tail_risk": (("hidden", "seed"), tail), "tail_risk_sem": (("hidden", "seed"), 1e-3 + 0 * tail),
+                       "risk": (("learner", "seed", "position"), ols[None])},
+                      coords={"hidden": [2, 4, 8, 16], "seed": range(SEEDS), "learner": ["ols"],
+                              "position": range(4)}).expand_dims(d=[5])
+    narrow, wide = experiments.claims("probe_hidden_size", cube)
+    assert "hidden 2" in narrow.claim and narrow.measured.per_seed == pytest.approx(tail[0])
+    assert "hidden 16" in wide.claim and wide.measured.per_seed == pytest.approx(tail[3])
+    assert narrow.margin == wide.margin == pytest.approx(0.05 * ols[:, 0].mean())
+
+
+def test_probe_similarity_reads_the_models_layers_and_algorithms_its_words_name():
+    """probe_similarity on a cube (no prompt groups: t over seeds) where each (model, layer) peaks at its own Newton
+    count and GD step (seed 1 one grid step further), and each model's output has its own similarity to Newton and
+    to online GD: GPT-2's counts at its last layer against layer 1, GPT-2's output Newton against online GD, and the
+    LSTM's online GD against Newton."""
+    rng = np.random.default_rng(14)
+    newton, steps, layers = np.arange(12), np.array([1, 2, 4, 8, 16]), range(4)
+    peak = {("gpt2", layer): (1 + 3 * layer, min(layer, 4)) for layer in layers}
+    peak |= {("lstm", layer): (2 + layer, 4 - layer) for layer in layers}  # (Newton count, GD step index)
+
+    def curve(grid, at):  # (S, J): seed 1's peak one grid step past the others', a little noise
+        peaks = np.array([at, min(at + 1, len(grid) - 1), at])[:, None]
+        return 0.9 - 0.02 * np.abs(np.arange(len(grid)) - peaks) + 1e-4 * rng.standard_normal((SEEDS, len(grid)))
+
+    soe = {name: np.stack([np.stack([curve(grid, peak[(model, layer)][i]) for layer in layers], axis=1)
+                           for model in ("gpt2", "lstm")]) for i, (name, grid) in enumerate((("newton", newton),
+                                                                                             ("gd", steps)))}
+    output = {(model, algorithm): coded(rng, (SEEDS,)) for model in ("gpt2", "lstm")
+              for algorithm in ("newton", "online_gd")}
+    cube = xr.Dataset(
+        {"soe_newton": (("probed", "seed", "layer", "newton_iterations"), soe["newton"]),
+         "soe_gd": (("probed", "seed", "layer", "gd_steps"), soe["gd"]),
+         "output_soe_newton": (("probed", "seed", "newton_iterations"),
+                               np.stack([np.tile(output[(m, "newton")][:, None], 12) for m in ("gpt2", "lstm")])),
+         "output_soe_online_gd": (("probed", "seed"), np.stack([output[(m, "online_gd")] for m in ("gpt2", "lstm")]))},
+        coords={"probed": ["gpt2", "lstm"], "seed": range(SEEDS), "layer": layers, "newton_iterations": newton,
+                "gd_steps": steps}).expand_dims(d=[5])
+    newton_row, gd_row, gpt2_output, lstm_output = experiments.claims("probe_similarity", cube)
+    assert "layer 3 against layer 1" in newton_row.claim
+    assert newton_row.measured.per_seed == (10.0, 11.0, 10.0) and newton_row.expected.per_seed == (4.0, 5.0, 4.0)
+    assert gd_row.measured.per_seed == (8.0, 16.0, 8.0) and gd_row.expected.per_seed == (2.0, 4.0, 2.0)
+    assert gpt2_output.measured.per_seed == pytest.approx(output[("gpt2", "newton")])
+    assert gpt2_output.expected.per_seed == pytest.approx(output[("gpt2", "online_gd")])
+    assert lstm_output.measured.per_seed == pytest.approx(output[("lstm", "online_gd")])
+    assert lstm_output.expected.per_seed == pytest.approx(output[("lstm", "newton")])
+
+
+def test_ltb_training_reads_gd_beta_at_the_largest_norm_and_last_step():
+    """ltb_training on a cube whose training risk differs at every (norm, learner, step, seed): GD-β's last snapshot
+    at the largest ‖β*‖ against the GD-β optimum's closed form at that norm."""
+    rng = np.random.default_rng(15)
+    risk, optimum = 1.0 + coded(rng, (2, 3, 4, SEEDS)), 1.0 + coded(rng, (2, 2))
+    cube = xr.Dataset({"training_risk": (("beta_star_norm", "trained", "step", "seed"), risk),
+                       "training_risk_sem": (("beta_star_norm", "trained", "step", "seed"), 1e-3 + 0 * risk),
+                       "theory_risk": (("beta_star_norm", "theory"), optimum),
+                       "theory_risk_sem": (("beta_star_norm", "theory"), np.zeros((2, 2)))},
+                      coords={"beta_star_norm": [0.0, 3.0], "trained": ["lsa", "gd_beta", "ltb"],
+                              "step": [0, 10, 20, 30], "seed": range(SEEDS),
+                              "theory": ["lsa_optimum", "gd_beta_optimum"]})
+    (row,) = experiments.claims("ltb_training", cube)
+    assert "‖β*‖ = 3, step 30" in row.claim
+    assert row.measured.per_seed == pytest.approx(risk[1, 1, 3]) and row.expected.value == pytest.approx(optimum[1, 1])
+
+
+def test_gdbeta_flow_and_lsa_convergence_read_the_ends_their_words_name():
+    """gdbeta_flow: the flow's largest end over its start across cases and starts, and SGD's last snapshot's excess
+    over R* (the last evaluation risk less that excess), the largest case per seed; lsa_convergence: per spectrum
+    the ODE's last distance and the log of SGD's last snapshot's distance per seed."""
+    rng = np.random.default_rng(16)
+    flow, sgd, query = coded(rng, (2, SEEDS, 3)), 0.01 * coded(rng, (2, SEEDS, 4)), 1.0 + coded(rng, (2, SEEDS))
+    flow[..., 0] += 1.0  # the starts, above every end
+    cube = xr.Dataset({"flow_excess": (("case", "seed", "flow_time"), flow),
+                       "sgd_excess": (("case", "seed", "snapshot_time"), sgd),
+                       "query_risk": (("learner", "case", "seed"), query[None])},
+                      coords={"case": ["a", "b"], "seed": range(SEEDS), "flow_time": [0.0, 1.0, 2.0],
+                              "snapshot_time": [0, 1, 2, 3], "learner": ["gd_beta"]})
+    flow_row, sgd_row = experiments.claims("gdbeta_flow", cube)
+    assert "t = 2" in flow_row.claim and flow_row.measured.value == pytest.approx((flow[..., 2] / flow[..., 0]).max())
+    minimum = query - sgd[..., 3]  # (case, seed)
+    assert sgd_row.measured.per_seed == pytest.approx((sgd[..., 3] / minimum).max(0))
+    distance, ode = coded(rng, (2, SEEDS, 3)), coded(rng, (2, 4))
+    convergence = xr.Dataset({"sgd_distance": (("spectrum", "seed", "snapshot_time"), distance),
+                              "flow_distance": (("spectrum", "flow_time"), ode)},
+                             coords={"spectrum": ["isotropic", "anisotropic"], "seed": range(SEEDS),
+                                     "snapshot_time": [0, 1, 2], "flow_time": [0.0, 1.0, 2.0, 5.0]})
+    rows = experiments.claims("lsa_convergence", convergence)
+    for i, spectrum in enumerate(("isotropic", "anisotropic")):
+        ode_row, sgd_row = rows[2 * i : 2 * i + 2]
+        assert spectrum in ode_row.claim and "t = 5" in ode_row.claim and ode_row.measured.value == ode[i, 3]
+        assert spectrum in sgd_row.claim and sgd_row.measured.per_seed == pytest.approx(np.log(distance[i, :, 2]))
+
+
+def test_every_experiment_with_claims_has_its_pairing_tested_here():
+    """A test of this module names each experiment whose claims.py exists: a new experiment's rows get theirs."""
+    import inspect
+    import sys
+
+    tested = " ".join(name for name, _ in inspect.getmembers(sys.modules[__name__], inspect.isfunction)
+                      if name.startswith("test_"))
+    with_claims = [name for name in experiments.names() if experiments.claims_file(name).is_file()]
+    assert len(with_claims) == 18 and [name for name in with_claims if name not in tested] == []
