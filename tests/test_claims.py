@@ -305,6 +305,25 @@ def test_a_prompt_only_difference_errs_at_each_looks_stated_rate():
     assert difference(Estimate((1.0,), 0.1), Estimate((2.0,), 0.1)).mc_dof is None  # many prompts: normal
 
 
+def test_the_prompts_quantile_and_the_delta_methods_by_hand():
+    """By hand (scipy.stats): an s.e. over many prompts takes the normal quantile (0.1 · 2.0537 at 96%), one from 3
+    batch means the t on 2 degrees of freedom (0.1 · 4.8487, not t₃'s 3.4819); a part without Monte-Carlo error
+    brings no degrees of freedom into a combination. The ratio 2/4 of independent sets: relative s.e. √(0.05² + 0.05²)
+    times 0.5; the log of 2 ± 0.1: 0.05."""
+    from scipy import stats
+
+    from iclab.stats.estimates import fewest_dof, log, ratio
+
+    many, few = Estimate((1.0,), 0.1), Estimate((1.0,), 0.1, mc_dof=2)
+    assert many.half_width(0.96) == pytest.approx(0.1 * stats.norm.ppf(0.98), rel=1e-9)
+    assert few.half_width(0.96) == pytest.approx(0.1 * stats.t.ppf(0.98, 2), rel=1e-9)
+    exact_with_dof = Estimate((1.0,), 0.0, mc_dof=2)
+    assert fewest_dof(exact_with_dof, Estimate((1.0,), 0.1, mc_dof=31)) == 31 and fewest_dof(exact_with_dof) is None
+    quotient = ratio(Estimate((2.0,), 0.1, prompts="a"), Estimate((4.0,), 0.2, prompts="b"))
+    assert quotient.value == 0.5 and quotient.mc_se == pytest.approx(0.5 * np.hypot(0.05, 0.05))
+    assert log(Estimate((2.0,), 0.1)).mc_se == pytest.approx(0.05)
+
+
 def test_groups_pair_only_on_one_named_prompt_set():
     """Groups of two estimates pair only when both name the same prompt set: unnamed sets (the default) keep the
     conservative sum of the Monte-Carlo errors, and over_seeds refuses groups without a name."""

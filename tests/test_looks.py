@@ -228,3 +228,18 @@ def test_look_twos_rows_pair_with_look_ones_though_their_text_quotes_new_prompts
     assert same_claims(first, [first[1]]) == [None, first[1]]
     table = claims_table({"e": second}, first_look={"e": first})
     assert table["look"].tolist() == [2, 2] and table["verdict"].tolist() == ["holds", "inconclusive"]
+
+
+def test_the_designs_error_by_quadrature_against_hand_cases():
+    """``false_verdict_rates`` at the truth on an edge. By hand: a one-seed look 1 sends every row to look 2's 3 new
+    seeds, whose t interval at 99% errs exactly 0.5% a side (no prompt error); with the prompts' error alone (seeds
+    agreeing to 1e-9) look 1's normal interval errs exactly 2.0% and look 2 never comes (the Monte-Carlo error alone
+    is too large for seeds to help). With 3 seeds and no prompt error look 2 adds to look 1's 2.0% less than its
+    0.5% (a quadrature without look 2 would give 2.0%). benchmarks/two_looks.py sets it beside the simulation in
+    every cell of its grid."""
+    one_seed = looks.false_verdict_rates(">", 0.5, 0.5, 1.0, 0.0, 1)
+    assert one_seed["holds"] == pytest.approx(0.005, rel=1e-4) and one_seed["fails"] == pytest.approx(0.005, rel=1e-4)
+    prompts_only = looks.false_verdict_rates(">", 0.0, 0.0, 1e-9, 0.3, 3, chi_points=8, mean_points=50)
+    assert prompts_only["holds"] == pytest.approx(0.020, rel=1e-6)
+    rates = looks.false_verdict_rates(">", 0.5, 0.5, 1.0, 0.0, 3, chi_points=24, mean_points=120)
+    assert 0.0205 < rates["holds"] < 0.025 and rates["fails"] == pytest.approx(rates["holds"], rel=1e-9)

@@ -96,3 +96,77 @@ def simulate(relation: str, margin: float, truth: float, sd: float, mc_se: float
 
 def counts(verdict_of_each: np.ndarray) -> dict[str, int]:
     return {verdict: int(np.sum(verdict_of_each == verdict)) for verdict in ("holds", "fails", "inconclusive")}
+
+
+FINE_GRID = 10_000  # χ² quantiles where a look's verdicts are in closed form: 0.5% comes out 0.49998% (400: 0.497%)
+
+
+def verdict_probabilities(s: int, truth: float, sd: float, mc_se: float, start: float, end: float, level: float,
+                          grid: int = FINE_GRID) -> tuple[float, float]:
+    """P("holds") and P("fails") of one look on ``s`` new seeds at ``level``: the mean N(truth, sd²/S + mc_se²), one
+    seed's spread estimated as sd·√(χ²_{S−1}/(S−1)) independently of it (``grid`` quantiles of the χ²), the interval
+    as ``intervals_of`` makes it; "fails" on either side of the region."""
+    from scipy import special
+
+    chi2 = special.chdtri(s - 1, (np.arange(grid) + 0.5) / grid) / (s - 1)  # (grid,)
+    half = np.hypot(intervals.quantile(s, level) * sd * np.sqrt(chi2 / s), intervals.quantile(1, level) * mc_se)
+    return look_probabilities(truth, np.sqrt(sd**2 / s + mc_se**2), half, start, end)
+
+
+def look_probabilities(truth: float, spread: float, half: np.ndarray, start: float, end: float) -> tuple[float, float]:
+    """P("holds") and P("fails") of a mean N(truth, spread²) decided with each half-width of ``half`` (equally
+    likely): holds on [start + half, end − half], fails beyond start − half or end + half."""
+    from scipy import special
+
+    cdf = lambda x: special.ndtr((x - truth) / spread)  # noqa: E731
+    holds = np.clip(cdf(end - half) - cdf(start + half), 0.0, 1.0)
+    fails = cdf(start - half) + 1.0 - cdf(end + half)
+    return float(holds.mean()), float(fails.mean())
+
+
+def false_verdict_rates(relation: str, margin: float, truth: float, sd: float, mc_se: float, s1: int,
+                        experiment_seeds: int = 0, chi_points: int = 64, mean_points: int = 400) -> dict[str, float]:
+    """The rates of "holds" and "fails" over both looks of the design (look 2 on new seeds and fresh prompts), by
+    quadrature where ``simulate`` draws rows: look 1's verdicts in closed form (``verdict_probabilities``: its mean
+    is normal), then for each of ``chi_points`` quantiles of look 1's spread estimate and ``mean_points`` means in
+    each band where look 1 is inconclusive, look 2's S₂ (``look2_seeds``, at least ``experiment_seeds``) and its
+    verdicts. At the truth on the region's edge the larger is the design's false-verdict rate."""
+    from scipy import special
+
+    start, end, _, _ = region(relation, margin)
+    low_level, high_level = LOOK_LEVELS
+    look2 = {}  # S₂ → (P(holds), P(fails)) at look 2
+
+    def second(s2: int) -> tuple[float, float]:
+        if s2 not in look2:
+            look2[s2] = verdict_probabilities(s2, truth, sd, mc_se, start, end, high_level)
+        return look2[s2]
+
+    if s1 == 1:  # no spread to decide on: every row goes to look 2 with ONE_SEED_LOOK2 seeds
+        holds, fails = second(max(ONE_SEED_LOOK2, experiment_seeds))
+        return {"holds": holds, "fails": fails}
+    spread = np.sqrt(sd**2 / s1 + mc_se**2)
+    first = np.array(verdict_probabilities(s1, truth, sd, mc_se, start, end, low_level))  # look 1 decides these
+    chi2 = special.chdtri(s1 - 1, (np.arange(chi_points) + 0.5) / chi_points) / (s1 - 1)  # (C,)
+    total = np.zeros(2)
+    for seed_sd in sd * np.sqrt(chi2):  # one seed's spread as look 1 estimates it: the rest go to look 2
+        half = np.hypot(intervals.quantile(s1, low_level) * seed_sd / np.sqrt(s1),
+                        intervals.quantile(1, low_level) * mc_se)
+        for low, high in inconclusive_bands(start, end, half):
+            edges = np.linspace(low, high, mean_points + 1)
+            means = (edges[:-1] + edges[1:]) / 2  # (M,) midpoints, each weighted by its band's probability
+            weights = np.diff(special.ndtr((edges - truth) / spread))
+            s2 = look2_seeds(means, np.full(mean_points, seed_sd), mc_se, relation, margin)
+            s2 = np.where(s2 > 0, np.maximum(s2, experiment_seeds), 0)
+            for seeds in np.unique(s2[s2 > 0]):
+                total += weights[s2 == seeds].sum() * np.array(second(int(seeds)))
+    holds, fails = first + total / chi_points
+    return {"holds": float(holds), "fails": float(fails)}
+
+
+def inconclusive_bands(start: float, end: float, half: float) -> list[tuple[float, float]]:
+    """The means a look with interval half-width ``half`` leaves inconclusive: within ``half`` of a finite edge of
+    [start, end] (one band where the region is narrower than the interval)."""
+    if end - start < 2 * half:
+        return [(start - half, end + half)]
+    return [(edge - half, edge + half) for edge in (start, end) if np.isfinite(edge)]
