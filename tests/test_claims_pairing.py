@@ -131,6 +131,10 @@ def test_ltb_gap_pairs_each_trained_model_with_the_predictor_at_the_optimum_its_
         "with β* = 0 the trained LSA reaches the GD-β optimum": (("lsa", zero), ("gd_beta_optimal", zero)),
     })
     assert len(rows) == 4  # and the verification against GD-β's exact optimum
+    margins = {row.claim.split(" (")[0]: row.margin for row in rows}  # 5% of the exact optimum each row names
+    assert margins["trained LTB reaches the GD-β optimum"] == pytest.approx(0.05 * 1.0)
+    assert margins["trained LSA reaches the LSA class's optimum"] == pytest.approx(0.05 * 1.4)
+    assert margins["with β* = 0 the trained LSA reaches the GD-β optimum"] == pytest.approx(0.05 * 0.8)
     edges = {row.claim.split(" (")[0]: row.row("ltb_gap")["basis"] for row in rows}
     assert sum("one edge: the risk cannot lie below the optimum of its class" in basis for basis in edges.values()) == 3
     assert "one edge" not in edges["trained LSA stays above the GD-β optimum when β* ≠ 0"]  # an ordering, no edge
