@@ -74,7 +74,12 @@ def saved_width(fig: plt.Figure, dpi: float) -> float:
 
 def shown_scale(fig: plt.Figure, dpi: float) -> float:
     """How much ``fig``, saved at ``dpi``, shrinks to be shown ``SHOWN_WIDTH`` wide (1 when narrower)."""
-    return min(1.0, SHOWN_WIDTH / saved_width(fig, dpi))
+    return scale_of(saved_width(fig, dpi))
+
+
+def scale_of(width: float) -> float:
+    """How much an image ``width`` px wide shrinks to be shown ``SHOWN_WIDTH`` wide (1 when narrower)."""
+    return min(1.0, SHOWN_WIDTH / width)
 
 
 def smallest_font_pixels(fig: plt.Figure, dpi: float) -> float:
@@ -152,7 +157,7 @@ def legibility(fig: plt.Figure, dpi: float) -> dict:
     found once."""
     fig.canvas.draw()
     texts, width = drawn_texts(fig), saved_width(fig, dpi)
-    scale = min(1.0, SHOWN_WIDTH / width)
+    scale = scale_of(width)
     overlapping = overlaps_of(texts, fig.canvas.get_renderer())
     return {"saved_width_px": round(width), "shown_scale": round(scale, 3),
             "smallest_font_px": round(font_pixels(texts, scale, dpi), 2),

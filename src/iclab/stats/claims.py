@@ -193,9 +193,17 @@ def decision_probability(
 def decision_probabilities(s: int, truth: np.ndarray, sd: np.ndarray, mc_se: np.ndarray, start: float, end: float,
                            level: float = LEVEL, grid: int = 400) -> np.ndarray:
     """Per row (R,), the probability that S seeds decide the claim the way ``truth`` points (inside [start, end]:
-    holds; outside: fails), when each seed's value has spread ``sd`` and the mean a Monte-Carlo error ``mc_se``: the
-    mean is N(truth, sd²/S + mc_se²) and the seed spread's estimate sd·√(χ²_{S−1}/(S−1)) independent of it, averaged
-    over ``grid`` quantiles of the χ²."""
+    holds; outside: fails, on truth's side), from ``verdict_probabilities``."""
+    holds, below, above = verdict_probabilities(s, truth, sd, mc_se, start, end, level, grid)
+    return np.where((start <= truth) & (truth <= end), holds, np.where(truth < start, below, above))
+
+
+def verdict_probabilities(s: int, truth: np.ndarray, sd: np.ndarray, mc_se: np.ndarray, start: float, end: float,
+                          level: float = LEVEL, grid: int = 400) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row (R,), the probabilities that S seeds give "holds", "fails" below the region and "fails" above it,
+    when each seed's value has spread ``sd`` and the mean a Monte-Carlo error ``mc_se``: the mean is N(truth, sd²/S +
+    mc_se²) and the seed spread's estimate sd·√(χ²_{S−1}/(S−1)) independent of it, averaged over ``grid`` quantiles
+    of the χ²."""
     from scipy import special
 
     chi2 = special.chdtri(s - 1, (np.arange(grid) + 0.5) / grid) / (s - 1)  # (grid,) quantiles of χ²/(S − 1)
@@ -207,11 +215,10 @@ def decision_probabilities(s: int, truth: np.ndarray, sd: np.ndarray, mc_se: np.
     def cdf(x: np.ndarray) -> np.ndarray:  # P(mean ≤ x)
         return special.ndtr((x - truth) / spread)
 
-    with np.errstate(invalid="ignore"):  # inf − inf where a region is unbounded: those rows take the other branch
+    with np.errstate(invalid="ignore"):  # inf − inf where a truth is unbounded
         holds = np.clip(cdf(end - half) - cdf(start + half), 0, 1)  # start + half ≤ mean ≤ end − half
-        fails = np.where(truth < start, cdf(start - half), 1 - cdf(end + half))  # beyond the region on truth's side
-    probability = np.where((start <= truth) & (truth <= end), holds, fails)
-    return probability.mean(axis=1)
+        below, above = cdf(start - half), 1 - cdf(end + half)
+    return holds.mean(axis=1), below.mean(axis=1), above.mean(axis=1)
 
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclab.stats import intervals
+from iclab.stats import claims, intervals
 from iclab.stats.claims import (
     LOOK2_MAX_SEEDS, LOOK_LEVELS, ONE_SEED_LOOK2, decisions, deciding_seeds, distance_to_decide, monte_carlo_reach,
     region
@@ -103,25 +103,11 @@ FINE_GRID = 10_000  # χ² quantiles where a look's verdicts are in closed form:
 
 def verdict_probabilities(s: int, truth: float, sd: float, mc_se: float, start: float, end: float, level: float,
                           grid: int = FINE_GRID) -> tuple[float, float]:
-    """P("holds") and P("fails") of one look on ``s`` new seeds at ``level``: the mean N(truth, sd²/S + mc_se²), one
-    seed's spread estimated as sd·√(χ²_{S−1}/(S−1)) independently of it (``grid`` quantiles of the χ²), the interval
-    as ``intervals_of`` makes it; "fails" on either side of the region."""
-    from scipy import special
-
-    chi2 = special.chdtri(s - 1, (np.arange(grid) + 0.5) / grid) / (s - 1)  # (grid,)
-    half = np.hypot(intervals.quantile(s, level) * sd * np.sqrt(chi2 / s), intervals.quantile(1, level) * mc_se)
-    return look_probabilities(truth, np.sqrt(sd**2 / s + mc_se**2), half, start, end)
-
-
-def look_probabilities(truth: float, spread: float, half: np.ndarray, start: float, end: float) -> tuple[float, float]:
-    """P("holds") and P("fails") of a mean N(truth, spread²) decided with each half-width of ``half`` (equally
-    likely): holds on [start + half, end − half], fails beyond start − half or end + half."""
-    from scipy import special
-
-    cdf = lambda x: special.ndtr((x - truth) / spread)  # noqa: E731
-    holds = np.clip(cdf(end - half) - cdf(start + half), 0.0, 1.0)
-    fails = cdf(start - half) + 1.0 - cdf(end + half)
-    return float(holds.mean()), float(fails.mean())
+    """P("holds") and P("fails", on either side of the region) of one look on ``s`` new seeds at ``level``
+    (``claims.verdict_probabilities`` of one row, on ``grid`` quantiles of the χ²)."""
+    holds, below, above = claims.verdict_probabilities(s, np.array([truth]), np.array([sd]), np.array([mc_se]), start,
+                                                       end, level, grid)
+    return float(holds[0]), float(below[0] + above[0])
 
 
 def false_verdict_rates(relation: str, margin: float, truth: float, sd: float, mc_se: float, s1: int,
