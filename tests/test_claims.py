@@ -644,3 +644,45 @@ def test_the_markdown_table_is_one_plain_line_a_claim_under_its_experiments_coun
     assert cells[3] == "inconclusive" and cells[4].startswith("1; to decide:")
     (line,) = [line for line in text.splitlines() if line.startswith("| a closed form")]
     assert "closed form or Monte Carlo only" in line and len(line.strip("|").split("|")) == 5
+
+
+def test_seeds_needed_names_the_prompts_factor_and_its_ends_by_hand(monkeypatch):
+    """By hand (scipy.stats.norm): "m − e > 0" with value 0.1 and a prompt s.e. 0.05 over many prompts at 99%: the
+    Monte-Carlo part must reach (z₀.₉₉₅ + z₀.₈) · 0.05 = (2.5758 + 0.8416) · 0.05 = 0.1709 past 0.1, so it needs
+    ⌈1.709²⌉ = ⌈2.92⌉ = 3× the prompts (not 2 or 5, the ratio or its cube). A value without training seeds far from
+    the edge needs none ("—"). Capped at 2 seeds: a spread of 7e-4 around 1 decides at 2 seeds (its t₁ half-width is
+    ~0.03), and two seeds at −1 and 1.2 past the cap say "> 2"."""
+    from iclab.stats import claims
+
+    z = stats.norm.ppf(0.995) + stats.norm.ppf(0.8)
+    assert np.ceil((z * 0.05 / 0.1) ** 2) == 3
+    assert seeds_needed(Estimate((0.1, 0.1), 0.05, trained=True), ">", 0.0, 0.99) == (
+        "none: the Monte-Carlo error alone is too large (~3× the prompts)")
+    assert seeds_needed(Estimate((0.5,), 0.01), ">", 0.0, 0.99) == "—"
+    monkeypatch.setattr(claims, "MAX_SEEDS", 2)
+    assert seeds_needed(Estimate((1.0, 1.001), trained=True), ">", 0.0, 0.99) == "2"
+    assert seeds_needed(Estimate((-1.0, 1.2), trained=True), ">", 0.0, 0.99) == "> 2"
+
+
+def test_a_truth_on_the_regions_edge_is_planned_as_holding():
+    """decision_probabilities' convention, from its docstring: a truth inside [start, end], ends included, is decided
+    when the claim holds; just outside, when it fails on that side. The region [−1, −0.5] is narrower than most
+    intervals of 3 seeds of spread 0.5, so at its ends "holds" (~0.001) and "fails" on that side (~0.02) differ."""
+    from iclab.stats.claims import decision_probabilities, verdict_probabilities
+
+    truth = np.array([-1.0, -0.5, -1.001, -0.499])
+    spread, mc_se = np.full(4, 0.5), np.full(4, 0.1)
+    holds, below, above = verdict_probabilities(3, truth, spread, mc_se, -1.0, -0.5)
+    decided = decision_probabilities(3, truth, spread, mc_se, -1.0, -0.5)
+    assert decided.tolist() == [holds[0], holds[1], below[2], above[3]]
+    assert min(abs(holds[0] - below[0]), abs(holds[1] - above[1])) > 0.01
+
+
+def test_reaching_an_exact_limit_takes_five_percent_of_it_as_margin():
+    """Without the limit predictor on the same prompts, the row compares with the exact limit 2.0 itself, margin
+    0.05 · 2.0 = 0.1 (not 2.05 or 40)."""
+    from iclab.stats.claims import reaches_limit
+
+    row = reaches_limit("reaches 2", "a paper", with_sem(2.05, 0.001), exact(2.0), "basis")
+    assert (row.relation, row.expected.value, row.margin) == ("≈", 2.0, pytest.approx(0.1))
+    assert row.verdict == "holds"

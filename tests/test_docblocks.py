@@ -88,6 +88,11 @@ def test_the_mutation_scores_block_by_hand(tmp_path):
     page = docblocks.render(text, tmp_path)
     assert "- `iclab.wide` line 29, NumberReplacer on `x = 1 + 1`: not yet explained\n" in page
     assert "survivors not yet explained, each listed" not in page
+    (results / "wide.json").write_text(json.dumps({  # a run on named functions names them beside the module
+        "module": "iclab.wide", "functions": ["f", "C.g"], "tests": ["tests/test_wide.py"],
+        "counts": {"killed": 9, "survived": 0}, "score": 1.0, "wall_s": 5.0, "survivors": []}))
+    assert "| `iclab.wide` (functions f, C.g) | `tests/test_wide.py` | 9 | 0 | 100.0% | 5 s |\n" in docblocks.render(
+        text, tmp_path)
 
 
 def test_the_claims_of_block_copies_an_experiments_rows_by_hand(tmp_path):

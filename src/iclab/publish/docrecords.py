@@ -31,15 +31,16 @@ LISTED_UNEXPLAINED = 20  # beyond this a module's unexplained survivors are coun
 
 
 def mutation_scores(_: str, root: Path) -> str:
-    """Each module's mutation score from ``MUTATION_RESULTS`` (``benchmarks/mutation.py``'s records), and each
-    survivor's reason; a module with more than ``LISTED_UNEXPLAINED`` survivors not yet explained gives their count."""
+    """Each module's mutation score from ``MUTATION_RESULTS`` (``benchmarks/mutation.py``'s records; a run on named
+    functions names them), and each survivor's reason; a module with more than ``LISTED_UNEXPLAINED`` survivors not yet explained gives their count."""
     lines = ["| module | tests | killed | survived | score | wall |", "|---|---|---|---|---|---|"]
     survivors, unexplained_lines = [], []
     for path in sorted((root / MUTATION_RESULTS).glob("*.json")):
         record = json.loads(path.read_text())
         counts = record["counts"]
         tests = ", ".join(f"`{test}`" for test in record["tests"])
-        lines.append(f"| `{record['module']}` | {tests} | {counts['killed']} | {counts['survived']} | "
+        named = f" (functions {', '.join(record['functions'])})" if record.get("functions") else ""
+        lines.append(f"| `{record['module']}`{named} | {tests} | {counts['killed']} | {counts['survived']} | "
                      f"{record['score']:.1%} | {record['wall_s']:.0f} s |")
         unexplained = [s for s in record["survivors"] if not s["reason"]]
         if len(unexplained) > LISTED_UNEXPLAINED:  # a module not yet worked through: its count, the record lists them
