@@ -258,7 +258,7 @@ def test_an_error_in_the_producer_is_raised_at_the_step_that_needs_its_batch():
 
 def test_training_with_batches_made_ahead_is_bit_identical_and_tf32_is_set_only_while_training():
     """prefetch always (a producer thread) and never give the same losses and weights; ``train.tf32`` is the CUDA
-    flags' value during the step and they are restored after (the CPU ignores them)."""
+    flags' value during the step and they are restored after (on the CPU the products are emulated: test_tf32.py)."""
     runs = {}
     for prefetch in ("always", "never"):
         model, losses, _ = train(job(name="lsa", steps=30), prefetch=prefetch)

@@ -204,7 +204,7 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
         time.sleep(max(0.0, start_at - time.time()))
     started = time.perf_counter()
     with (warnings.catch_warnings(record=True) as raised, deterministic_kernels(device, cfg.allow_nondeterministic),
-          matmul_precision(cfg.tf32), feed, step_model(model, job, backend) as forward):
+          matmul_precision(cfg.tf32, device), feed, step_model(model, job, backend) as forward):
         warnings.simplefilter("always")
         for step, prompts in zip(range(total), feed):  # (B, K, d), (B, K)
             loss = train_step(forward, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
@@ -249,7 +249,7 @@ def step_kernels(job: TrainJob, device: torch.device) -> dict[str, Any]:
     optimizer = make_optimizer(cfg, model.parameters())
     batch = batch_at(cfg, task, job.seed, 0, None)
     prompts = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
-    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32):
+    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
         for _ in range(2):
             train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
         synchronize(device)
@@ -289,9 +289,10 @@ def loss_and_gradient(job: TrainJob, state: dict[str, torch.Tensor], prompts: tu
     model.load_state_dict(state)
     model.to(device)
     xs, ys = (tensor.to(device) for tensor in prompts)
-    with matmul_precision(cfg.tf32), torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-        loss = prompt_loss(model, xs, ys, cfg.loss_positions)
-    loss.backward()
+    with matmul_precision(cfg.tf32, device):  # the backward's products too, as in a training step
+        with torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+            loss = prompt_loss(model, xs, ys, cfg.loss_positions)
+        loss.backward()
     gradient = torch.cat([p.grad.reshape(-1) for p in model.parameters() if p.grad is not None])
     return loss.item(), gradient.double().cpu()
 

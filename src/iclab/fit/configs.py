@@ -30,7 +30,7 @@ class TrainConfig:
     )
     pretraining_prompts: int | None = None  # T: batches drawn from T fixed prompts (many epochs), not fresh ones
     precision: str = schema_default("train", "precision")  # float32 | bfloat16: autocast of the forward pass and loss
-    tf32: bool = schema_default("train", "tf32")  # CUDA's float32 matmuls in TF32 (the CPU ignores it)
+    tf32: bool = schema_default("train", "tf32")  # float32 matmuls in TF32 (CUDA's; emulated on the CPU)
     compile: bool = schema_default("train", "compile")  # the training step's forward and backward by torch.compile
     cuda_graphs: bool = schema_default("train", "cuda_graphs")  # with compile, on CUDA: the step as CUDA graphs
     pad_points: int | None = None  # curriculum stages trained at lengths rounded up to multiples of this

@@ -5,7 +5,8 @@ cube: the loss curve and the parameter snapshots.
 
 On a GPU the step does not wait on the host: the losses stay on the device until the next progress line or
 checkpoint reads them (divergence is checked there, step by step), batches are made ahead (``iclab.fit.prefetch``),
-and ``train.tf32`` sets CUDA's float32 matmuls. None of this changes a number on the CPU. ``train.compile`` runs the
+and ``train.tf32`` sets CUDA's float32 matmuls (on the CPU it is emulated: ``iclab.fit.tf32``). The rest changes no
+number on the CPU. ``train.compile`` runs the
 step's model through torch.compile (a model of its own name: compiled kernels round differently), replayed as CUDA
 graphs with ``train.cuda_graphs``; ``train.pad_points`` trains a curriculum's stages at fewer distinct lengths.
 """
@@ -32,6 +33,7 @@ from iclab.errors import UsageError
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
+from iclab.fit.tf32 import emulated_tf32
 from iclab.models import build_model, default_device
 from iclab.models.lstm import onednn_bf16
 from iclab.progress import Progress
@@ -82,15 +84,17 @@ def prefetching(setting: str, device: torch.device) -> bool:
 
 
 @contextmanager
-def matmul_precision(tf32: bool) -> Iterator[None]:
+def matmul_precision(tf32: bool, device: torch.device) -> Iterator[None]:
     """CUDA's float32 matmuls (cuBLAS) and convolutions and RNNs (cuDNN) in TF32 or in full float32 while training
-    (``train.tf32``), restored after; the CPU ignores both flags."""
+    (``train.tf32``), restored after. The CPU ignores both flags; there ``train.tf32`` is emulated
+    (``iclab.fit.tf32``: every float32 product's factors rounded to TF32, the LSTM's recurrent layers left float32)."""
     flags = torch.backends.cuda.matmul, torch.backends.cudnn
     before = [flag.allow_tf32 for flag in flags]
     for flag in flags:
         flag.allow_tf32 = tf32
     try:
-        yield
+        with emulated_tf32() if tf32 and device.type != "cuda" else nullcontext():
+            yield
     finally:
         for flag, value in zip(flags, before):
             flag.allow_tf32 = value
@@ -325,6 +329,9 @@ def train(
     cfg, task = job.train, task_from_dict(job.task)
     torch.manual_seed(job.seed)
     device = default_device()
+    if cfg.tf32 and cfg.compile and device.type != "cuda":
+        raise UsageError("train.tf32 with train.compile on the CPU: TF32 is emulated there op by op (iclab.fit.tf32), "
+                         "which a compiled step would bypass; set train.compile or train.tf32 to false")
     model = build_model(job.model, task.d).to(device)
     warn_slow_bf16(job.hash, cfg, device)
     optimizer = make_optimizer(cfg, model.parameters())
@@ -347,7 +354,7 @@ def train(
     reader = LossReader(losses, cfg)
     make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
     feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
-    with (deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32), feed,
+    with (deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device), feed,
           step_model(model, job) as forward):
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
             lr = learning_rate(cfg, step)
