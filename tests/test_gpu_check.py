@@ -256,3 +256,24 @@ def test_the_cards_peak_is_matched_by_its_longest_name_first_by_hand():
     first = rates.iloc[0]  # single_index's bf16 GPT-2: 2.3953e12 FLOPs in 0.05333 s, 4.49e13 FLOP/s, 4.5% of 989e12
     assert first["fraction_of_peak"] == pytest.approx(first["flops_per_step"] / first["seconds_per_step"] / 989e12)
     assert first["fraction_of_peak"] == pytest.approx(0.0454, abs=5e-4)
+
+
+def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by_hand(tmp_path):
+    """``gpu-backlog --tiny`` on the CPU (the emulation in the card's place), rows in the backlog's order. The rounding
+    products by hand (u = 2⁻¹²): K ones plus 1 + 2u (a tie) and 1 + 3u sum to K + 5u in float32, K + 8u with ties away
+    from zero (both up to 1 + 4u), K + 4u with ties to even (the tie down to 1), K truncated. The emulation rounds the
+    tensor-core shape only (K + 8u) and leaves K = 17, N = 1 and M = 1 in float32 (K + 5u)."""
+    from iclab.compute.gpu_backlog import ROUNDINGS, backlog
+
+    assert {name: excess / 2**-12 for name, excess in ROUNDINGS.items()} == {
+        "float32 (not rounded)": 5, "nearest, ties away (iclab.fit.tf32)": 8, "nearest, ties to even": 4,
+        "truncation": 0}
+    rows = json.loads(backlog(GPU_DAY, tmp_path, tiny_shapes=True).read_text())
+    assert [(row["row"], row["shape"]) for row in rows] == [
+        ("kernel time", "probe_layers"), ("kernel time", "zfb_figure1"), ("tf32 agreement", "probe_layers"),
+        *(("tf32 rounding", shape) for shape in ("M=4 K=16 N=4", "M=4 K=17 N=4", "M=4 K=16 N=1", "M=1 K=16 N=4"))]
+    assert not any("error" in row for row in rows)
+    assert [row["excess_over_K_in_2^-12"] for row in rows[3:]] == [8, 5, 5, 5]
+    assert [row["matches"] for row in rows[3:]] == [["nearest, ties away (iclab.fit.tf32)"]] + [
+        ["float32 (not rounded)"]] * 3
+    assert [r["numerics"] for r in rows[2]["rows"]] == ["float32", "tf32", "bfloat16"]

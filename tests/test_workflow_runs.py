@@ -224,7 +224,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
 
 def test_every_stage_has_help():
     stages = ("validate", "data", "train", "lsa-optimum", "evaluate", "theory", "aggregate", "figure", "table",
-              "claims", "cost", "gpu-check", "decide")
+              "claims", "cost", "gpu-check", "gpu-backlog", "decide")
     for stage in stages:
         assert "usage: python -m iclab" in run_cli(stage, "--help").stdout
 

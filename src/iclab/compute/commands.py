@@ -102,6 +102,20 @@ def run_gpu_check(args: argparse.Namespace) -> None:
         print(path)
 
 
+def arguments_gpu_backlog(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
+                   help="where gpu_backlog_<card>.json goes (default: %(default)s)")
+    s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the backlog)")
+
+
+def run_gpu_backlog(args: argparse.Namespace) -> None:
+    """The GPU backlog's rows in order (``iclab.compute.gpu_backlog``); runs without jsonschema and netCDF4."""
+    from iclab.compute.gpu_backlog import backlog
+
+    print(backlog(args.config, args.out_dir, args.tiny))
+
+
 def arguments_gpu_pack(s: argparse.ArgumentParser) -> None:
     s.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"), help="the tier (default: %(default)s)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
@@ -178,6 +192,8 @@ COMMANDS = {  # name → (help, its arguments, its body)
     "cost": ("the cost of a config's jobs (before submitting it), from its smoke run", arguments_cost, run_cost),
     "gpu-check": ("time the tier's GPT-2 and LSTM training steps on this machine's GPU", arguments_gpu_check,
                   run_gpu_check),
+    "gpu-backlog": ("the GPU backlog, first on a lent GPU: kernel time, TF32 agreement and rounding", arguments_gpu_backlog,
+                    run_gpu_backlog),
     "gpu-pack": ("k trainings packed on this machine's GPU against one alone: speed, equality", arguments_gpu_pack,
                  run_gpu_pack),
     "decide": ("plan the second look: the seeds each inconclusive claim needs, within a budget", arguments_decide,

@@ -1,0 +1,132 @@
+"""The GPU backlog: what the next lent GPU measures first, in order (docs/gpu_node.md, "GPU backlog"), before
+gpu-check in ``benchmarks/gpu_window.sh``. Each row is written as it is measured (``gpu_backlog_<card>.json``,
+rewritten whole, atomically), so a window cut short keeps the rows so far; a row that raises records its error and
+the rest run.
+
+1. ``kernel time``: the float32 probe GPT-2 (probe_layers', 28 of gpu_node's models), then zfb_figure1's, one step
+   under torch.profiler after two unprofiled ones, in the training loop's deterministic mode: the sum of its device
+   kernels' durations beside the step's wall time under the profiler (the device's share of a launch-bound step;
+   none on the CPU).
+2. ``tf32 agreement``: gpu-check's one-step agreement at the probe shape (float32, TF32 and bf16 against the CPU's
+   float32 step, backward included).
+3. ``tf32 rounding``: single products on the card with TF32 on, bit for bit against each way of rounding their
+   factors (``ROUNDING_PRODUCTS``): which rounding cuBLAS applies, and which shapes it leaves in float32 — what
+   ``iclab.fit.tf32`` infers from one agreement row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from iclab.atomic import write_text
+from iclab.compute import cluster
+from iclab.compute.gpu_check import (Shape, agreement_rows, card_name, failed, file_card, synchronize, tier_shapes,
+                                     tiny)
+from iclab.errors import UsageError
+from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, matmul_precision, train_step
+from iclab.models import build_model
+from iclab.tasks import task_from_dict
+
+log = logging.getLogger("iclab.compute.gpu_backlog")
+
+KERNEL_SHAPES = ("probe_layers", "zfb_figure1")  # the experiments whose GPT-2 step is profiled, in order
+UNIT = 2.0**-12  # a quarter of TF32's unit in the last place at 1
+# (M, K, N) of each rounding product: tensor-core shaped (N, K multiples of 4), then the three shapes that
+# iclab.fit.tf32 leaves in float32: K = 17 (rows not 16-byte aligned), N = 1 (matrix-vector), M = 1
+ROUNDING_SHAPES = ((4, 16, 4), (4, 17, 4), (4, 16, 1), (1, 16, 4))
+# A's first column 1 + 2⁻¹¹ (a tie between two TF32 values), its second 1 + 3·2⁻¹² (past the half), the rest 1;
+# B all ones: each output is K + (the first two factors' excess), which tells the roundings apart
+ROUNDINGS = {"float32 (not rounded)": 5 * UNIT, "nearest, ties away (iclab.fit.tf32)": 8 * UNIT,
+             "nearest, ties to even": 4 * UNIT, "truncation": 0.0}
+
+
+def rounding_factors(m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A (M, K) and B (K, N) of ``ROUNDINGS``' note."""
+    a = torch.ones(m, k)
+    a[:, 0], a[:, 1] = 1 + 2 * UNIT, 1 + 3 * UNIT
+    return a, torch.ones(k, n)
+
+
+def rounding_row(shape: tuple[int, int, int], device: torch.device) -> dict[str, Any]:
+    """One product of ``shape`` on ``device`` with TF32 on (emulated on the CPU): its output, and the roundings
+    whose exact result it equals bit for bit."""
+    m, k, n = shape
+    a, b = (factor.to(device) for factor in rounding_factors(m, k, n))
+    with matmul_precision(True, device):
+        out = torch.mm(a, b).cpu()  # (M, N)
+    value = float(out[0, 0])
+    matches = [name for name, excess in ROUNDINGS.items() if bool((out == k + excess).all())]
+    return {"row": "tf32 rounding", "shape": f"M={m} K={k} N={n}", "value": value,
+            "excess_over_K_in_2^-12": (value - k) / UNIT, "matches": matches}
+
+
+def kernel_time(shape: Shape, device: torch.device) -> dict[str, Any]:
+    """One training step of ``shape`` profiled after two unprofiled ones, in the loop's deterministic mode: the sum
+    of its device kernels' durations and the step's wall time (NaN kernels on the CPU)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    job = shape.job
+    cfg, task = job.train, task_from_dict(job.task)
+    torch.manual_seed(0)
+    model = build_model(job.model, task.d).to(device)
+    optimizer = make_optimizer(cfg, model.parameters())
+    batch = batch_at(cfg, task, job.seed, 0, None)
+    prompts = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
+    activities = [ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]
+    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
+        for _ in range(2):
+            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
+        synchronize(device)
+        with profile(activities=activities) as profiled:
+            start = time.perf_counter()
+            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
+            synchronize(device)
+            wall = time.perf_counter() - start
+    kernels = [event for event in profiled.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    kernel_s = sum(event.time_range.elapsed_us() for event in kernels) / 1e6 if device.type == "cuda" else None
+    return {"row": "kernel time", "shape": shape.experiment, "key": cluster.step_key(job.to_dict()),
+            "numerics": cluster.numerics(job.to_dict()), "kernels": len(kernels), "kernel_s": kernel_s,
+            "step_wall_s": wall, "kernel_share": None if kernel_s is None else kernel_s / wall}
+
+
+def shape_of(shapes: list[Shape], experiment: str) -> Shape:
+    """The tier's GPT-2 shape that ``experiment`` first trains."""
+    for shape in shapes:
+        if shape.experiment == experiment and shape.job.model["name"] == "gpt2":
+            return shape
+    raise UsageError(f"gpu-backlog: the tier trains no GPT-2 first in {experiment} (there: "
+                     f"{', '.join(sorted({s.experiment for s in shapes}))})")
+
+
+def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
+    """``python -m iclab gpu-backlog``: the rows of the module's note, in order, on CUDA (or at tiny shapes on the
+    CPU with ``tiny_shapes``, the suite's check of it)."""
+    if not tiny_shapes and not torch.cuda.is_available():
+        raise UsageError("gpu-backlog: no CUDA device here (torch.cuda.is_available() is False); "
+                         "--tiny runs it at tiny shapes on the CPU")
+    device = torch.device("cpu" if tiny_shapes else "cuda")
+    card = card_name(device)
+    shapes = [tiny(shape) if tiny_shapes else shape for shape in tier_shapes(config)]
+    kernel_shapes = [shape_of(shapes, name) for name in KERNEL_SHAPES]
+    steps = [*((lambda s=s: kernel_time(s, device)) for s in kernel_shapes),
+             lambda: {"row": "tf32 agreement", "shape": KERNEL_SHAPES[0],
+                      "rows": agreement_rows(kernel_shapes[0], device, card)},
+             *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES)]
+    out = out_dir / f"gpu_backlog_{file_card(card)}.json"
+    rows: list[dict[str, Any]] = []
+    for step in steps:
+        started = time.perf_counter()
+        try:
+            row = step()
+        except Exception as error:  # noqa: BLE001 — recorded in its row; the others run
+            row = {"error": failed(error)}
+        rows.append({"card": card, **row, "seconds": time.perf_counter() - started})
+        write_text(out, json.dumps(rows, indent=1) + "\n")
+        log.info("gpu-backlog %s", json.dumps(rows[-1])[:300])
+    return out
