@@ -47,8 +47,10 @@ def test_the_rounding_matches_an_independent_one_on_random_values_and_ties():
 
 def test_products_round_their_factors_where_the_card_would_and_keep_the_added_term():
     """A 4 × 4 of 1 + 2⁻¹² times ones: float32 gives 4 + 2⁻¹⁰, TF32 4 (each factor 1). Rounded: mm, bmm, addmm and
-    baddbmm, whose added term 1 + 2⁻¹² stays float32 (5 + 2⁻¹², not 5). Not rounded, as on the card: a matrix-vector
-    product (N = 1), an inner dimension of 3 (rows not 16-byte aligned), a float64 product."""
+    baddbmm, whose added term 1 + 2⁻¹² stays float32 (5 + 2⁻¹², not 5), and both factors (1 + 2⁻¹² times itself:
+    4, where rounding one factor gives 4 + 2⁻¹⁰ and neither 4 + 2⁻⁹), at M = 2 too. Not rounded, as on the card: a
+    matrix-vector product (N = 1, by mm and by a bmm whose K = 8 is not its N), N = 6 or an inner dimension of 3 (rows
+    not 16-byte aligned), a vector-matrix product (M = 1), a float64 product."""
     a, ones = torch.full((4, 4), 1 + 2**-12), torch.ones(4, 4)
     added = torch.full((4, 4), 1 + 2**-12)
     assert torch.mm(a, ones)[0, 0].item() == 4 + ULP
@@ -58,7 +60,14 @@ def test_products_round_their_factors_where_the_card_would_and_keep_the_added_te
         assert (a @ ones)[0, 0].item() == 4.0
         assert torch.addmm(added, a, ones)[0, 0].item() == 5 + 2**-12
         assert torch.baddbmm(added[None], a[None], ones[None])[0, 0, 0].item() == 5 + 2**-12
+        assert torch.mm(a, a)[0, 0].item() == 4.0
+        assert torch.addmm(added, a, a)[0, 0].item() == 5 + 2**-12
+        assert torch.baddbmm(added[None], a[None], a[None])[0, 0, 0].item() == 5 + 2**-12
+        assert torch.mm(a[:2], ones)[0, 0].item() == 4.0
         assert torch.mm(a, ones[:, :1])[0, 0].item() == 4 + ULP
+        assert torch.bmm(torch.full((1, 4, 8), 1 + 2**-12), torch.ones(1, 8, 1))[0, 0, 0].item() == 8 + 2**-9
+        assert torch.mm(a, torch.ones(4, 6))[0, 0].item() == 4 + ULP
+        assert torch.mm(a[:1], ones)[0, 0].item() == 4 + ULP
         assert torch.mm(a[:, :3], ones[:3])[0, 0].item() == 3 + 3 * 2**-12
         assert torch.mm(a.double(), ones.double())[0, 0].item() == 4 + ULP
     assert torch.mm(a, ones)[0, 0].item() == 4 + ULP  # the mode ends with its block

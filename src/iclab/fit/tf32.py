@@ -53,9 +53,10 @@ def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
 
 def rounds_on_the_card(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether the product a @ b ((…, M, K) @ (…, K, N)) runs on the tensor cores, its factors rounded: both
-    float32, N and K multiples of 4 (rows aligned to 16 bytes) and M and N above 1 (not a matrix-vector product)."""
+    float32, N and K multiples of 4 (rows aligned to 16 bytes; N = 1, a matrix-vector product, is not) and M above 1
+    (a vector-matrix product is not)."""
     (m, k), n = a.shape[-2:], b.shape[-1]
-    return a.dtype == b.dtype == torch.float32 and m > 1 and n > 1 and n % 4 == 0 and k % 4 == 0
+    return a.dtype == b.dtype == torch.float32 and m > 1 and n % 4 == 0 and k % 4 == 0
 
 
 class TF32Products(TorchDispatchMode):
