@@ -5,10 +5,10 @@
 gpu-check's agreement step at gpu_node's longest GPT-2 (single_index's: 12 layers, width 256, 257 points, 8 prompts):
 the CPU's float32 loss and gradient from fixed weights and batch, then the same step with TF32 emulated, in the
 emulation as built and in the variants it was chosen from (rounding to nearest even, truncation, every product
-rounded). Each row gives the relative error of the loss and of the gradient against float32, beside the H100's row
-of 2026-11-28 (``gpu_h100_2026-11-28/gpu_agreement_*.csv``). That run's backward ran outside TF32 (gpu-check's
-agreement before issue 97), so the rows comparable to it round the forward only; the last row rounds the backward
-too, as training does and as gpu-check now does.
+rounded, attention's batched products rounded). Each row gives the relative error of the loss and of the gradient
+against float32, beside the H100's row of 2026-11-28 (``gpu_h100_2026-11-28/gpu_agreement_*.csv``). That run's
+backward ran outside TF32 (gpu-check's agreement before issue 97), so the rows comparable to it round the forward
+only; the last row rounds the backward too, as training does and as gpu-check now does.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from iclab.atomic import write_text
 from iclab.compute import gpu_check
@@ -39,24 +40,29 @@ def truncated(x: torch.Tensor) -> torch.Tensor:
     return (x.contiguous().view(torch.int32) & tf32.KEPT).view(torch.float32)
 
 
-VARIANTS = {  # name: (rounding, which products round, backward rounded too)
-    "as built, forward only (as the H100 row ran)": (tf32.round_to_tf32, tf32.rounds_on_the_card, False),
-    "nearest even, forward only": (nearest_even, tf32.rounds_on_the_card, False),
-    "truncation, forward only": (truncated, tf32.rounds_on_the_card, False),
+BUILT = tf32.rounds_on_the_card  # the rule as built (the variants patch the module's name)
+VARIANTS = {  # name: (rounding, which products round, backward rounded too, attention through SDPA's math path)
+    "as built, forward only (as the H100 row ran)": (tf32.round_to_tf32, tf32.rounds_on_the_card, False, False),
+    "nearest even, forward only": (nearest_even, tf32.rounds_on_the_card, False, False),
+    "truncation, forward only": (truncated, tf32.rounds_on_the_card, False, False),
     "as built but every product rounded (read-in K = 17, read-out N = 1), forward only":
-        (tf32.round_to_tf32, lambda a, b: a.dtype == b.dtype == torch.float32, False),
+        (tf32.round_to_tf32, lambda a, b: a.dtype == b.dtype == torch.float32, False, False),
+    "as built but attention's products rounded too (SDPA's math path), forward only":
+        (tf32.round_to_tf32, lambda a, b: BUILT(a, b) or (a.dim() == 3 and a.dtype == torch.float32), False, True),
     "as built, forward and backward (a training step; gpu-check since issue 97)":
-        (tf32.round_to_tf32, tf32.rounds_on_the_card, True),
+        (tf32.round_to_tf32, tf32.rounds_on_the_card, True, False),
 }
 
 
-def step(job, state, prompts, backward_rounded: bool) -> tuple[float, torch.Tensor]:
-    """gpu_check.loss_and_gradient on the CPU, its backward inside or outside the emulation."""
+def step(job, state, prompts, backward_rounded: bool, math_attention: bool) -> tuple[float, torch.Tensor]:
+    """gpu_check.loss_and_gradient on the CPU, its backward inside or outside the emulation; attention fused or
+    through SDPA's math path (whose two products are bmm's, so that the emulation sees them)."""
     if backward_rounded:
         return gpu_check.loss_and_gradient(job, state, prompts, torch.device("cpu"))
     model = gpu_check.build_model(job.model, gpu_check.task_from_dict(job.task).d)
     model.load_state_dict(state)
-    with tf32.emulated_tf32():
+    attention = sdpa_kernel(SDPBackend.MATH) if math_attention else contextlib.nullcontext()
+    with attention, tf32.emulated_tf32():
         loss = gpu_check.prompt_loss(model, *prompts, job.train.loss_positions)
     loss.backward()
     return loss.item(), torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double()
@@ -78,13 +84,13 @@ def main() -> None:
     prompts = torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)
     reference_loss, reference = gpu_check.loss_and_gradient(job, state, prompts, torch.device("cpu"))
     rows = {}
-    for name, (rounding, rule, backward) in VARIANTS.items():
+    for name, (rounding, rule, backward, math_attention) in VARIANTS.items():
         with contextlib.ExitStack() as patches:
             for attribute, value in (("round_to_tf32", rounding), ("rounds_on_the_card", rule)):
                 original = getattr(tf32, attribute)
                 setattr(tf32, attribute, value)
                 patches.callback(setattr, tf32, attribute, original)
-            loss, gradient = step(gpu_check.with_train(job, tf32=True), state, prompts, backward)
+            loss, gradient = step(gpu_check.with_train(job, tf32=True), state, prompts, backward, math_attention)
         rows[name] = {"loss_rel_error": abs(loss - reference_loss) / abs(reference_loss),
                       "grad_rel_error": float(torch.linalg.vector_norm(gradient - reference)
                                               / torch.linalg.vector_norm(reference))}

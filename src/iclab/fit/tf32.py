@@ -7,18 +7,21 @@ nor which products take the tensor cores. The rounding emulated here, ``round_to
 ``tfloat32_t(float)`` (``round_half_ulp_truncate``: half a TF32 unit in the last place added to the bits, the low 13
 dropped), the PTX conversion ``cvt.rna.tf32.f32``: to nearest, ties away from zero. Which products round,
 ``rounds_on_the_card``, follows cuBLAS's 16-byte alignment of a tensor-op kernel's rows (N and K multiples of 4 in
-float32) and leaves matrix-vector products (M or N of 1) to its float32 kernels. Both were inferred from one
-measurement: the H100's one-step TF32 row at single_index's GPT-2 (benchmarks/results/gpu_h100_2026-11-28), whose
-loss error (3.10900e-6) this emulation gives to six digits (3.10900e-6) and whose gradient error (1.7892e-4) to
-0.1% (1.7910e-4), where rounding to nearest even gives 2.89e-6, truncation 2.4e-4, and rounding the read-in
-(K = 17) and read-out (N = 1) products too 1.5e-5. The GPU backlog's one-matmul bitwise row (docs/gpu_node.md)
-settles both for single products.
+float32) and leaves matrix-vector and vector-matrix products (N or M of 1) to its float32 kernels. Both are
+inferred from one measurement, the H100's one-step TF32 row at single_index's GPT-2 (its forward only:
+benchmarks/results/gpu_h100_2026-11-28). This emulation gives its loss error (3.10900e-6) to six digits and its
+gradient error (1.7892e-4) to 0.1% (1.7910e-4). Rounding to nearest even gives 2.89e-6 and 1.7925e-4 (the loss
+tells the two apart, the gradient barely), truncation 2.70e-5 and 6.22e-4, and rounding the read-in (K = 17) and
+read-out (N = 1) products too 1.48e-5 and 4.01e-4 (benchmarks/results/tf32_emulation.json). The GPU backlog's
+one-matmul rows (docs/gpu_node.md) will settle both, product by product.
 
 ``emulated_tf32`` applies it to every float32 ``mm``, ``addmm`` (HF's GPT-2 ``Conv1D``), ``bmm`` and ``baddbmm`` that
 a training step dispatches, forward and backward; an ``addmm``'s added term stays float32, as cuBLAS's epilogue adds
-it. Attention is left in float32: the H100's row matches only with its products unrounded (its float32 attention is
-a fused SDPA kernel, not cuBLAS), and so are the LSTM's recurrent layers (oneDNN's fused RNN on the CPU; cuDNN's on
-the card may round: not modelled), so that emulated TF32 trains the LSTM's recurrence as float32 does.
+it. Two parts are left in float32 because they dispatch no such product:
+- attention: SDPA runs as one fused kernel. The card ran memory-efficient attention in every GPT-2 row, not cuBLAS,
+  and the H100's row matches with attention unrounded (``tf32_emulation.json``'s variants);
+- the LSTM's recurrent layers: oneDNN's fused RNN on the CPU. cuDNN's on the card may round them; that is not
+  modelled, so emulated TF32 trains the LSTM's recurrence as float32 does.
 """
 
 from __future__ import annotations
