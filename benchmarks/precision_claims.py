@@ -77,6 +77,11 @@ def quantities(name: str, cube_dir: Path) -> list[dict]:
     return found
 
 
+def judged(name: str, cube_dir: Path) -> list[dict]:
+    """``rows`` and ``quantities`` of ``name``'s cube in ``cube_dir``: every side and curve compared."""
+    return rows(name, cube_dir) + quantities(name, cube_dir)
+
+
 def paired(reference: list[dict], other: list[dict]) -> list[dict]:
     """Per row and trained side: other − reference per seed, the reference's sd between seeds, and the largest
     |difference| over that sd."""
@@ -123,19 +128,17 @@ def main(argv: list[str] | None = None) -> None:
     reference = next(iter(arms))
     result = {"arms": arms, "reference": reference, "experiments": {}}
     for experiment in args.experiments:
-        judged = {name: rows(experiment, Path(folder)) + quantities(experiment, Path(folder))
-                  for name, folder in arms.items()}
+        by_arm = {name: judged(experiment, Path(folder)) for name, folder in arms.items()}
         entry = {"claims": {name: [{k: r[k] for k in ("claim", "difference", "interval", "verdict")}
-                                   for r in found if "verdict" in r] for name, found in judged.items()},
+                                   for r in found if "verdict" in r] for name, found in by_arm.items()},
                  "per_seed": {name: [{"claim": r["claim"], **r["per_seed"]} for r in found]
-                              for name, found in judged.items()},
-                 "paired": {name: paired(judged[reference], found) for name, found in judged.items()
+                              for name, found in by_arm.items()},
+                 "paired": {name: paired(by_arm[reference], found) for name, found in by_arm.items()
                             if name != reference}}
         if args.kernels:
             other, this = (Path(folder) for folder in args.kernels)
             if (other / f"{experiment}.nc").is_file() and (this / f"{experiment}.nc").is_file():
-                judged_on = lambda folder: rows(experiment, folder) + quantities(experiment, folder)  # noqa: E731
-                entry["paired"]["another CPU's kernels"] = paired(judged_on(this), judged_on(other))
+                entry["paired"]["another CPU's kernels"] = paired(judged(experiment, this), judged(experiment, other))
         kernels = entry["paired"].get("another CPU's kernels")
         entry["decision"] = {name: decision(found, kernels) for name, found in entry["paired"].items()
                              if name != "another CPU's kernels"}

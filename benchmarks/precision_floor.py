@@ -17,6 +17,7 @@ from pathlib import Path
 
 from iclab.atomic import write_text
 from iclab.compute import cluster, packing
+from iclab.compute.gpu_check import first_experiments
 from iclab.config import load
 from iclab.pipeline.plan import build_plan
 
@@ -28,8 +29,7 @@ PROBES = ("probe_layers", "probe_similarity", "probe_illconditioned")
 def tier_jobs() -> list[tuple[str, dict]]:
     """(the first experiment that trains it, its spec) of each GPU training of gpu_node."""
     plan = build_plan(load(ROOT / "config" / "gpu_node.yaml", check=False))
-    first = {m["hash"]: name for name, settings in reversed(plan.settings.items())
-             for setting in settings.values() for m in setting.models}
+    first = first_experiments(plan)
     return [(first[h], job.to_dict()) for h, job in plan.train.items()
             if job.model["name"] in cluster.ACCELERATED_MODELS]
 

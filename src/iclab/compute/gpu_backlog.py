@@ -26,12 +26,10 @@ import torch
 
 from iclab.atomic import write_text
 from iclab.compute import cluster
-from iclab.compute.gpu_check import (Shape, agreement_rows, card_name, failed, file_card, synchronize, tier_shapes,
+from iclab.compute.gpu_check import (Shape, agreement_rows, card_name, failed, file_card, profiled_step, tier_shapes,
                                      tiny)
 from iclab.errors import UsageError
-from iclab.fit.sgd import batch_at, deterministic_kernels, make_optimizer, matmul_precision, train_step
-from iclab.models import build_model
-from iclab.tasks import task_from_dict
+from iclab.fit.sgd import matmul_precision
 
 log = logging.getLogger("iclab.compute.gpu_backlog")
 
@@ -67,28 +65,10 @@ def rounding_row(shape: tuple[int, int, int], device: torch.device) -> dict[str,
 
 
 def kernel_time(shape: Shape, device: torch.device) -> dict[str, Any]:
-    """One training step of ``shape`` profiled after two unprofiled ones, in the loop's deterministic mode: the sum
-    of its device kernels' durations and the step's wall time (NaN kernels on the CPU)."""
-    from torch.profiler import ProfilerActivity, profile
-
+    """``gpu_check.profiled_step`` of ``shape``: the sum of its device kernels' durations and the step's wall time
+    (no kernel time on the CPU)."""
     job = shape.job
-    cfg, task = job.train, task_from_dict(job.task)
-    torch.manual_seed(0)
-    model = build_model(job.model, task.d).to(device)
-    optimizer = make_optimizer(cfg, model.parameters())
-    batch = batch_at(cfg, task, job.seed, 0, None)
-    prompts = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
-    activities = [ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]
-    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
-        for _ in range(2):
-            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
-        synchronize(device)
-        with profile(activities=activities) as profiled:
-            start = time.perf_counter()
-            train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
-            synchronize(device)
-            wall = time.perf_counter() - start
-    kernels = [event for event in profiled.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    kernels, wall = profiled_step(job, device)
     kernel_s = sum(event.time_range.elapsed_us() for event in kernels) / 1e6 if device.type == "cuda" else None
     return {"row": "kernel time", "shape": shape.experiment, "key": cluster.step_key(job.to_dict()),
             "numerics": cluster.numerics(job.to_dict()), "kernels": len(kernels), "kernel_s": kernel_s,

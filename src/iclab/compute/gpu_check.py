@@ -122,11 +122,16 @@ def full_shape(job: TrainJob) -> TrainJob:
     return replace(job, train=replace(job.train, curriculum=None), seed=0)
 
 
+def first_experiments(plan) -> dict[str, str]:
+    """Each model's hash → the first experiment of ``plan`` that trains it."""
+    return {m["hash"]: name for name, settings in reversed(plan.settings.items())
+            for setting in settings.values() for m in setting.models}
+
+
 def tier_shapes(config_path: Path) -> list[Shape]:
     """The tier's distinct GPT-2 and LSTM training steps, largest share of the tier's FLOPs first."""
     plan = build_plan(load(config_path, check=False))
-    first_experiment = {m["hash"]: name for name, settings in reversed(plan.settings.items())
-                        for setting in settings.values() for m in setting.models}
+    first_experiment = first_experiments(plan)
     by_key: dict[str, list[TrainJob]] = {}
     for model_hash, job in plan.train.items():
         if job.model["name"] in cluster.ACCELERATED_MODELS:
@@ -237,27 +242,36 @@ def device_memory(device: torch.device) -> dict[str, float]:
 SDPA_BACKENDS = (("cudnn", "cudnn"), ("flash", "flash"), ("fmha", "mem_efficient"), ("efficient", "mem_efficient"))
 
 
-def step_kernels(job: TrainJob, device: torch.device) -> dict[str, Any]:
-    """One eager training step of ``job`` under torch.profiler, after two unprofiled ones: the device kernels it
-    launched and the SDPA backends they belong to (by kernel name; "none seen" where no attention kernel ran)."""
+def profiled_step(job: TrainJob, device: torch.device) -> tuple[list[Any], float]:
+    """One eager training step of ``job`` under torch.profiler, after two unprofiled ones, in the training loop's
+    deterministic mode: the device kernels it launched (their profiler events; none on the CPU) and its wall
+    seconds under the profiler."""
     from torch.profiler import ProfilerActivity, profile
 
-    if device.type != "cuda":
-        return {"kernels_per_step": math.nan, "sdpa_backend": "n/a (cpu)"}
     cfg, task = job.train, task_from_dict(job.task)
     model = build_model(job.model, task.d).to(device)
     optimizer = make_optimizer(cfg, model.parameters())
     batch = batch_at(cfg, task, job.seed, 0, None)
     prompts = torch.from_numpy(batch.xs).to(device), torch.from_numpy(batch.ys).to(device)  # (B, K, d), (B, K)
+    activity = ProfilerActivity.CUDA if device.type == "cuda" else ProfilerActivity.CPU
     with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
         for _ in range(2):
             train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
         synchronize(device)
-        with profile(activities=[ProfilerActivity.CUDA]) as profiled:
+        with profile(activities=[activity]) as profiled:
+            start = time.perf_counter()
             train_step(model, model, optimizer, cfg, prompts, task.n_points, cfg.lr)
             synchronize(device)
-    kernels = [event.name.lower() for event in profiled.events()
-               if event.device_type == torch.autograd.DeviceType.CUDA]
+            wall = time.perf_counter() - start
+    return [event for event in profiled.events() if event.device_type == torch.autograd.DeviceType.CUDA], wall
+
+
+def step_kernels(job: TrainJob, device: torch.device) -> dict[str, Any]:
+    """``profiled_step``'s device kernels and the SDPA backends they belong to (by kernel name; "none seen" where no
+    attention kernel ran)."""
+    if device.type != "cuda":
+        return {"kernels_per_step": math.nan, "sdpa_backend": "n/a (cpu)"}
+    kernels = [event.name.lower() for event in profiled_step(job, device)[0]]
     backends = {backend for name in kernels if "attention" in name or "sdpa" in name or "fmha" in name
                 for word, backend in SDPA_BACKENDS if word in name}
     return {"kernels_per_step": len(kernels), "sdpa_backend": "+".join(sorted(backends)) or "none seen"}

@@ -6,9 +6,9 @@ cube: the loss curve and the parameter snapshots.
 On a GPU the step does not wait on the host: the losses stay on the device until the next progress line or
 checkpoint reads them (divergence is checked there, step by step), batches are made ahead (``iclab.fit.prefetch``),
 and ``train.tf32`` sets CUDA's float32 matmuls (on the CPU it is emulated: ``iclab.fit.tf32``). The rest changes no
-number on the CPU. ``train.compile`` runs the
-step's model through torch.compile (a model of its own name: compiled kernels round differently), replayed as CUDA
-graphs with ``train.cuda_graphs``; ``train.pad_points`` trains a curriculum's stages at fewer distinct lengths.
+number on the CPU. ``train.compile`` runs the step's model through torch.compile (a model of its own name: compiled
+kernels round differently), replayed as CUDA graphs with ``train.cuda_graphs``; ``train.pad_points`` trains a
+curriculum's stages at fewer distinct lengths.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def prefetching(setting: str, device: torch.device) -> bool:
 def matmul_precision(tf32: bool, device: torch.device) -> Iterator[None]:
     """CUDA's float32 matmuls (cuBLAS) and convolutions and RNNs (cuDNN) in TF32 or in full float32 while training
     (``train.tf32``), restored after. The CPU ignores both flags; there ``train.tf32`` is emulated
-    (``iclab.fit.tf32``: every float32 product's factors rounded to TF32, the LSTM's recurrent layers left float32)."""
+    (``iclab.fit.tf32``: the factors of the float32 products the card's tensor cores run rounded to TF32)."""
     flags = torch.backends.cuda.matmul, torch.backends.cudnn
     before = [flag.allow_tf32 for flag in flags]
     for flag in flags:
