@@ -124,7 +124,7 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
         log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
     elif due(cfg.snapshot_every, 0, cfg.steps):
         refit_gamma(model, task, job.seed, 0, cfg)
-        snapshots.take(0, model)
+        snapshots.take(0, model.state_dict())
     progress = Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps")
     for step in range(start, cfg.steps):
         batch = train_batch(task, job.seed, step, cfg.batch_size)
@@ -143,7 +143,7 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
         progress.update(step + 1, suffix=f"loss {losses[step]:.4g}")
         if due(cfg.snapshot_every, step + 1, cfg.steps):
             refit_gamma(model, task, job.seed, step + 1, cfg)
-            snapshots.take(step + 1, model)
+            snapshots.take(step + 1, model.state_dict())
         if checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:
             save_checkpoint(
                 checkpoint,

@@ -31,6 +31,7 @@ from torch import nn
 from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.errors import UsageError
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
+from iclab.fit.batched import Batched, ModelGroup, check_group, group_hash, stacked_batch
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
 from iclab.fit.tf32 import emulated_tf32
@@ -237,12 +238,17 @@ def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
 
 class LossReader:
     """The losses of the steps since the last read, kept on the device (no host sync per step) and copied into
-    ``losses`` at a read, where each read step is checked for divergence in order: a diverged run stops at the first
-    read after it, with the message of the first step that diverged."""
+    ``losses`` (G, steps), one row a model, at a read, where each read step is checked for divergence in order. A model
+    trained alone (``alone``) stops at the first read after it diverged, with the message of the first step that
+    diverged. In a batched group a diverged member is masked: its record ends at the step that diverged (the rest
+    NaN, no longer written) and ``diverged`` keeps its message; it stays in the batch, so that the group size, and
+    with it every other member's round-off, is unchanged. Once every member has diverged the run stops."""
 
-    def __init__(self, losses: np.ndarray, cfg: TrainConfig):
-        self.losses, self.cfg = losses, cfg
-        self.pending: list[torch.Tensor] = []  # () each, on the device
+    def __init__(self, losses: np.ndarray, cfg: TrainConfig, alone: bool, names: list[str],
+                 diverged: dict[int, str] | None = None):
+        self.losses, self.cfg, self.alone, self.names = losses, cfg, alone, names
+        self.diverged: dict[int, str] = {} if diverged is None else diverged  # member → message
+        self.pending: list[torch.Tensor] = []  # (G,) each, on the device
         self.first = 0  # the step of pending[0]
 
     def add(self, step: int, loss: torch.Tensor) -> None:
@@ -255,10 +261,27 @@ class LossReader:
         if not self.pending:
             return
         steps = range(self.first, self.first + len(self.pending))
-        self.losses[steps.start : steps.stop] = torch.stack(self.pending).to("cpu", torch.float64).numpy()
+        values = torch.stack(self.pending).to("cpu", torch.float64).numpy()  # (steps read, G)
         self.pending = []
+        for g, row in enumerate(self.losses):
+            if g not in self.diverged:
+                row[steps.start : steps.stop] = values[:, g]
+                self.check(g, row, steps)
+        if len(self.diverged) == len(self.losses):
+            raise TrainingDiverged("every model of the batched group diverged: "
+                                   + "; ".join(f"[{self.names[g]}] {message}" for g, message in self.diverged.items()))
+
+    def check(self, g: int, row: np.ndarray, steps: range) -> None:
         for step in steps:
-            check_loss(self.losses, self.cfg, step)
+            try:
+                check_loss(row, self.cfg, step)
+            except TrainingDiverged as err:
+                if self.alone:
+                    raise
+                row[step + 1 :] = np.nan
+                self.diverged[g] = str(err)
+                log.error("[%s] diverged, masked in its batched group from step %d on: %s", self.names[g], step, err)
+                return
 
 
 @dataclass
@@ -268,9 +291,10 @@ class Snapshots:
     steps: list[int]
     params: dict[str, list[np.ndarray]]
 
-    def take(self, step: int, model: nn.Module) -> None:
+    def take(self, step: int, state: dict[str, torch.Tensor]) -> None:
+        """Keep ``state`` (a model's ``state_dict``) as the parameters after ``step`` steps."""
         self.steps.append(step)
-        for name, tensor in model.state_dict().items():
+        for name, tensor in state.items():
             self.params.setdefault(name, []).append(tensor.detach().cpu().numpy().copy())
 
 
@@ -279,24 +303,48 @@ def due(every: int | None, step: int, total: int) -> bool:
     return every is not None and (step % every == 0 or step == total)
 
 
-def checkpoint_state(job, step: int, model: nn.Module, optimizer: torch.optim.Optimizer, losses: np.ndarray,
-                     snapshots: Snapshots) -> dict[str, Any]:
-    """What a resumed run needs after ``step`` steps: weights, optimizer and RNG state, losses, snapshots."""
+class Alone:
+    """One model trained by itself, the learner of the loop for one job: ``module`` is the model, ``forward`` it or
+    its compiled form. (A batched group's learner is ``iclab.fit.batched.Batched``, with the same methods.)"""
+
+    size = 1
+
+    def __init__(self, model: nn.Module, forward: nn.Module | None = None):
+        self.module, self.forward = model, model if forward is None else forward
+
+    def member_losses(self, loss, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+        """``loss(model, xs, ys)`` of prompts xs (B, K, d), ys (B, K) as a (1,) tensor."""
+        return loss(self.forward, xs, ys)[None]
+
+    def clip(self, max_norm: float) -> None:
+        nn.utils.clip_grad_norm_(self.module.parameters(), max_norm)
+
+    def member_state_dicts(self) -> list[dict[str, torch.Tensor]]:
+        return [self.module.state_dict()]
+
+
+def checkpoint_state(name: str, step: int, learner, optimizer: torch.optim.Optimizer, losses: np.ndarray,
+                     snapshots: list[Snapshots], diverged: dict[int, str]) -> dict[str, Any]:
+    """What a resumed run of ``name`` (a job's hash, or a group's) needs after ``step`` steps: weights (a group's
+    stacked), optimizer and RNG state, losses (G, steps), each model's snapshots, a group's diverged members."""
     return {
-        "job_hash": job.hash,
+        "job_hash": name,
         "step": step,
-        "model": model.state_dict(),
+        "model": learner.module.state_dict(),
         "optimizer": optimizer.state_dict(),
         "torch_rng": torch.get_rng_state(),
         "losses": losses.copy(),
-        "snapshots": asdict(snapshots),
+        "snapshots": [asdict(s) for s in snapshots],
+        "diverged": {str(g): message for g, message in diverged.items()},
     }
 
 
-def train_step(forward: nn.Module, model: nn.Module, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
-               prompts: tuple[torch.Tensor, torch.Tensor], points: int, lr: float) -> torch.Tensor:
-    """One gradient step of ``model`` (called as ``forward``: itself or compiled) at learning rate ``lr`` on prompts
-    xs (B, K', d), ys (B, K') whose first ``points`` points the loss reads: the loss, left on the device."""
+def learner_step(learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+                 prompts: tuple[torch.Tensor, torch.Tensor], points: int, lr: float) -> torch.Tensor:
+    """One gradient step of ``learner`` (``Alone``, or a group's ``Batched``) at learning rate ``lr`` on prompts
+    xs (B, K', d), ys (B, K') (a group's: (G, B, K', d), (G, B, K'), each member's own) whose first ``points`` points
+    the loss reads: each model's loss (G,), left on the device. The backward pass runs on the members' summed loss,
+    whose gradient for each member is its own loss's; each clips by its own gradient norm."""
     xs, ys = prompts
     for group in optimizer.param_groups:
         group["lr"] = lr
@@ -304,12 +352,19 @@ def train_step(forward: nn.Module, model: nn.Module, optimizer: torch.optim.Opti
     if cfg.cuda_graphs:
         torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs may be overwritten
     with torch.autocast(xs.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
-        loss = prompt_loss(forward, xs, ys, cfg.loss_positions, points)
-    loss.backward()
+        losses = learner.member_losses(lambda model, x, y: prompt_loss(model, x, y, cfg.loss_positions, points), xs, ys)
+    losses.sum().backward()
     if cfg.grad_clip is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        learner.clip(cfg.grad_clip)
     optimizer.step()
-    return loss
+    return losses
+
+
+def train_step(forward: nn.Module, model: nn.Module, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+               prompts: tuple[torch.Tensor, torch.Tensor], points: int, lr: float) -> torch.Tensor:
+    """One gradient step of ``model`` (called as ``forward``: itself or compiled) at learning rate ``lr`` on prompts
+    xs (B, K', d), ys (B, K') whose first ``points`` points the loss reads: the loss, left on the device."""
+    return learner_step(Alone(model, forward), optimizer, cfg, prompts, points, lr)[0]
 
 
 def train(
@@ -326,49 +381,94 @@ def train(
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
     ``train.snapshot_every`` is set).
     """
-    cfg, task = job.train, task_from_dict(job.task)
+    models, losses, snapshots, _ = train_models([job], batched=False, checkpoint=checkpoint,
+                                                checkpoint_every=checkpoint_every, log_every=log_every,
+                                                prefetch=prefetch)
+    return models[0], losses[0], snapshots[0]
+
+
+def train_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
+                prefetch: str = "auto") -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
+    """Train ``jobs`` (``TrainJob``s of one architecture, task shape and training config:
+    ``batched.check_group``) as one batched model, in the loop that trains one (its checkpoints, now of the whole
+    group in one file, divergence checks and progress lines, one per model).
+
+    Returns each model (its own weights, as trained alone would leave them), the loss of every step (G, steps), each
+    model's snapshots, and the members that diverged (their index → message), whose records end there."""
+    check_group(jobs)
+    return train_models(jobs, batched=True, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                        log_every=log_every, prefetch=prefetch)
+
+
+def seeded_model(job, task: Task, device: torch.device) -> nn.Module:
+    """``job``'s model as its seed initialises it."""
     torch.manual_seed(job.seed)
+    return build_model(job.model, task.d).to(device)
+
+
+def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoint_every: int, log_every: int,
+                 prefetch: str) -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
+    """The loop: one job's model alone, or (``batched``) the jobs' models as one ``ModelGroup``."""
+    cfg, tasks = jobs[0].train, [task_from_dict(job.task) for job in jobs]
     device = default_device()
     if cfg.tf32 and cfg.compile and device.type != "cuda":
         raise UsageError("train.tf32 with train.compile on the CPU: TF32 is emulated there op by op (iclab.fit.tf32), "
                          "which a compiled step would bypass; set train.compile or train.tf32 to false")
-    model = build_model(job.model, task.d).to(device)
-    warn_slow_bf16(job.hash, cfg, device)
-    optimizer = make_optimizer(cfg, model.parameters())
-    losses = np.full(cfg.steps, np.nan)
-    snapshots = Snapshots(steps=[], params={})
-    start = 0
-    state = load_checkpoint(checkpoint, job.hash)
+    models = [seeded_model(job, task, device) for job, task in zip(jobs, tasks)]
+    learner = Batched(ModelGroup(models)) if batched else Alone(models[0])
+    name, names = group_hash(jobs) if batched else jobs[0].hash, [job.hash for job in jobs]
+    warn_slow_bf16(name, cfg, device)
+    optimizer = make_optimizer(cfg, learner.module.parameters())
+    losses = np.full((len(jobs), cfg.steps), np.nan)  # (G, steps)
+    snapshots, diverged, start = [Snapshots(steps=[], params={}) for _ in jobs], {}, 0
+    state = load_checkpoint(checkpoint, name)
     if state is not None:
-        model.load_state_dict(state["model"])
+        learner.module.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["torch_rng"])
         start = state["step"]
-        losses[:start] = state["losses"][:start]
-        snapshots = Snapshots(**state["snapshots"])
-        log.info("[%s] resuming from checkpoint %s at step %d/%d", job.hash, checkpoint, start, cfg.steps)
+        losses[:, :start] = np.atleast_2d(state["losses"])[:, :start]  # (steps,): one model's, written before groups
+        saved = state["snapshots"]
+        snapshots = [Snapshots(**s) for s in ([saved] if isinstance(saved, dict) else saved)]
+        diverged = {int(g): message for g, message in state.get("diverged", {}).items()}
+        log.info("[%s] resuming from checkpoint %s at step %d/%d", name, checkpoint, start, cfg.steps)
     elif due(cfg.snapshot_every, 0, cfg.steps):
-        snapshots.take(0, model)
-    pool = None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
-    progress = Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps")
-    reader = LossReader(losses, cfg)
-    make = lambda step: batch_at(cfg, task, job.seed, step, pool)  # noqa: E731
+        for member, member_state in zip(snapshots, learner.member_state_dicts()):
+            member.take(0, member_state)
+    pools = [None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
+             for job, task in zip(jobs, tasks)]
+    progress = [Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps") for job in jobs]
+    reader = LossReader(losses, cfg, alone=not batched, names=names, diverged=diverged)
+
+    def make(step: int) -> Batch:
+        if not batched:
+            return batch_at(cfg, tasks[0], jobs[0].seed, step, pools[0])
+        return stacked_batch([batch_at(cfg, task, job.seed, step, pool) for job, task, pool in zip(jobs, tasks, pools)])
+
     feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
     with (deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device), feed,
-          step_model(model, job) as forward):
-        for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K)
+          step_model(models[0], jobs[0]) as forward):  # a group's compile is refused: forward is models[0]
+        if not batched:
+            learner.forward = forward
+        for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), (G, B, K)
             lr = learning_rate(cfg, step)
-            loss = train_step(forward, model, optimizer, cfg, (xs, ys), loss_points(cfg, task, step, pool), lr)
+            loss = learner_step(learner, optimizer, cfg, (xs, ys), loss_points(cfg, tasks[0], step, pools[0]), lr)
             reader.add(step, loss)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
-            if progress.due(step + 1) or checkpoint_due:
+            if progress[0].due(step + 1) or checkpoint_due:
                 reader.read()
-                progress.update(step + 1, suffix=f"loss {losses[step]:.4g} lr {lr:.3g}")
+                for g, member in enumerate(progress):
+                    if g not in reader.diverged:
+                        member.update(step + 1, suffix=f"loss {losses[g, step]:.4g} lr {lr:.3g}")
             if due(cfg.snapshot_every, step + 1, cfg.steps):
-                snapshots.take(step + 1, model)
+                for g, member_state in enumerate(learner.member_state_dicts()):
+                    if g not in reader.diverged:
+                        snapshots[g].take(step + 1, member_state)
             if checkpoint_due:
-                save_checkpoint(checkpoint, checkpoint_state(job, step + 1, model, optimizer, losses, snapshots))
-    return model, losses, snapshots
+                save_checkpoint(checkpoint, checkpoint_state(name, step + 1, learner, optimizer, losses, snapshots,
+                                                             reader.diverged))
+    trained = learner.unstacked(models) if batched else models
+    return trained, losses, snapshots, reader.diverged
 
 
 def warn_slow_bf16(name: str, cfg: TrainConfig, device: torch.device) -> None:
@@ -389,6 +489,17 @@ def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log
                                      prefetch=prefetch)
     log.info("[%s] final loss %.4g", job.hash, losses[-1])
     return model, training_record(losses, snapshots)
+
+
+def fit_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
+              prefetch: str = "auto") -> tuple[list[tuple[nn.Module, xr.Dataset]], dict[int, str]]:
+    """``fit`` for a batched group (``train_group``): each model with its record, and the members that diverged."""
+    models, losses, snapshots, diverged = train_group(jobs, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                                                      log_every=log_every, prefetch=prefetch)
+    for g, job in enumerate(jobs):
+        if g not in diverged:
+            log.info("[%s] final loss %.4g", job.hash, losses[g, -1])
+    return [(model, training_record(losses[g], snapshots[g])) for g, model in enumerate(models)], diverged
 
 
 def training_record(losses: np.ndarray, snapshots: Snapshots) -> xr.Dataset:

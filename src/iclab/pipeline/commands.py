@@ -77,20 +77,31 @@ def arguments_train(s: argparse.ArgumentParser) -> None:
     s.add_argument("--prefetch", choices=("auto", "always", "never"), default="auto",
                    help="make gradient-step fits' batches ahead in a thread (auto: on CUDA)")
     s.add_argument("--threads", type=positive_int, default=1)
+    s.add_argument("--batched", action="store_true",
+                   help="train the specs as one batched group: GPT-2s of one architecture, training config and task "
+                        "shape, one forward and backward pass for all (iclab.fit.batched)")
 
 
 def run_train(args: argparse.Namespace) -> None:
-    """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``. With a checkpoint directory a finished
-    model waits there as ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until
-    every model is done; then all move into ``--out-dir`` (which Snakemake deletes before the job starts)."""
+    """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``, or (``--batched``) all as one group,
+    resuming from ``<checkpoint-dir>/<group hash>.pt``. With a checkpoint directory a finished model waits there as
+    ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until every model is done; then
+    all move into ``--out-dir`` (which Snakemake deletes before the job starts)."""
     from iclab.store.jobs import TrainJob
 
     set_threads(args.threads)
     jobs = [from_spec(TrainJob, spec, "training (TrainJob)") for spec in args.spec]  # every spec checked first
+    if args.batched:
+        from iclab.fit.batched import check_group
+
+        check_group(jobs)
     staging = args.out_dir if args.checkpoint_dir is None else args.checkpoint_dir
     staging.mkdir(parents=True, exist_ok=True)
-    for job in jobs:
-        train_one(job, staging, args)
+    if args.batched:
+        train_batched(jobs, staging, args)
+    else:
+        for job in jobs:
+            train_one(job, staging, args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for job in jobs:
         os.replace(staging / f"{job.hash}.nc", args.out_dir / f"{job.hash}.nc")
@@ -298,17 +309,56 @@ def run_claims(args: argparse.Namespace) -> None:
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
 
-def train_one(job, staging: Path, args: argparse.Namespace) -> None:
-    """Train ``job`` (a ``TrainJob``) into ``staging/<hash>.nc`` unless a finished cube of its spec is there."""
-    from iclab.atomic import remove_leftovers
+def finished(job, staging: Path) -> bool:
+    """Whether ``staging/<hash>.nc`` holds ``job``'s finished model (logged)."""
     from iclab.store.cubes import cube_spec, read_cube
-    from iclab.fit.fitters import fitter
-    from iclab.store.trained import MODEL_KIND, save_model
+    from iclab.store.trained import MODEL_KIND
 
     out = staging / f"{job.hash}.nc"
     if out.exists() and cube_spec(read_cube(out, kind=MODEL_KIND)) == job.to_dict():
         log.info("[%s] finished earlier: %s", job.hash, out)
+        return True
+    return False
+
+
+def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
+    """Train the unfinished ``jobs`` as one batched group (``sgd.fit_group``), resuming from
+    ``<checkpoint-dir>/<group hash>.pt``, and write each model into ``staging/<hash>.nc``. A member that diverged is
+    not written: after the others are, the job stops with its message, and a rerun trains it alone (a group of the
+    unfinished members only)."""
+    from iclab.atomic import remove_leftovers
+    from iclab.errors import TrainingDiverged
+    from iclab.fit.batched import group_hash
+    from iclab.fit.sgd import fit_group
+    from iclab.store.trained import save_model
+
+    todo = [job for job in jobs if not finished(job, staging)]
+    if not todo:
         return
+    checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(todo)}.pt"
+    fitted, diverged = fit_group(todo, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
+                                 log_every=args.log_every, prefetch=args.prefetch)
+    for g, (job, (model, record)) in enumerate(zip(todo, fitted)):
+        if g not in diverged:
+            save_model(staging / f"{job.hash}.nc", job, model, record)
+            log.info("wrote %s", staging / f"{job.hash}.nc")
+    if checkpoint is not None:
+        checkpoint.unlink(missing_ok=True)
+        remove_leftovers(checkpoint)
+    if diverged:
+        raise TrainingDiverged("; ".join(f"[{todo[g].hash}] {message}" for g, message in diverged.items())
+                               + f" ({len(todo) - len(diverged)} other model(s) of the batched group written)")
+
+
+def train_one(job, staging: Path, args: argparse.Namespace) -> None:
+    """Train ``job`` (a ``TrainJob``) into ``staging/<hash>.nc`` unless a finished cube of its spec is there."""
+    from iclab.atomic import remove_leftovers
+    from iclab.fit.fitters import fitter
+    from iclab.store.trained import save_model
+
+    if finished(job, staging):
+        return
+    out = staging / f"{job.hash}.nc"
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{job.hash}.pt"
     model_fitter = fitter(job.model["name"])
     loop = {option: getattr(args, option) for option in model_fitter.loop_options}
