@@ -5,7 +5,8 @@ trained one after another (issue 98).
 
 The shape is gpu_node's probe_hidden_size GPT-2 at width 8 (12 layers, 1 head, d = 20, 41 points interleaved, 64
 prompts): the smallest 12-layer GPT-2 a tier trains, whose step is all launches. A step is the loop's: the loss at
-every position, its backward, and fused Adam. Ops are the aten calls a ``TorchDispatchMode`` sees below autograd
+every position, its backward, and fused Adam. At 1 prompt a batch the step computes next to nothing, so its time is
+the host's overhead (dispatch, vmap's batching rules, Python). Ops are the aten calls a ``TorchDispatchMode`` sees below autograd
 and vmap (the kernels a device would launch, on the CPU), for SDPA attention (the models' default) and eager
 attention; the time is the median of ``TIMED`` steps on one thread, after ``WARM`` steps. On a GPU the op count is
 the launch count that sets a host-bound step's time; the CPU's time is not that (its kernels are compute, not
@@ -32,7 +33,7 @@ from iclab.models import build_model
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "batched_ops.json"
 SPEC = {"name": "gpt2", "n_embd": 8, "n_layer": 12, "n_head": 1, "n_points": 41, "activation": "gelu_pytorch_tanh"}
-D, BATCH, SIZES, WARM, TIMED = 20, 64, (1, 4, 16), 3, 10
+D, BATCHES, SIZES, WARM, TIMED = 20, (64, 1), (1, 4, 16), 3, 10
 
 
 class OpCounter(TorchDispatchMode):
@@ -92,29 +93,29 @@ def measure(step) -> tuple[int, int, dict[str, int], float]:
     return sum(counter.ops.values()), sum(computing.values()), dict(computing.most_common(6)), statistics.median(times)
 
 
-def row(size: int, attention: str) -> dict:
+def row(size: int, attention: str, batch: int) -> dict:
     generator = torch.Generator().manual_seed(0)
-    xs = torch.randn(size, BATCH, SPEC["n_points"], D, generator=generator)  # (G, B, K, d)
-    ys = torch.randn(size, BATCH, SPEC["n_points"], generator=generator)  # (G, B, K)
+    xs = torch.randn(size, batch, SPEC["n_points"], D, generator=generator)  # (G, B, K, d)
+    ys = torch.randn(size, batch, SPEC["n_points"], generator=generator)  # (G, B, K)
     members = models(size, attention)
     group = ModelGroup(members)
     group_adam = torch.optim.Adam(group.parameters(), lr=1e-4, fused=True)
     adams = [torch.optim.Adam(m.parameters(), lr=1e-4, fused=True) for m in members]
     ops, kernels, top, ms = measure(lambda: batched_step(group, group_adam, xs, ys))
     ops_alone, kernels_alone, _, ms_alone = measure(lambda: separate_steps(members, adams, xs, ys))
-    return {"attention": attention, "group_size": size, "batched_ops": ops, "separate_ops": ops_alone,
+    return {"attention": attention, "group_size": size, "batch_size": batch, "batched_ops": ops, "separate_ops": ops_alone,
             "batched_non_view_ops": kernels, "separate_non_view_ops": kernels_alone,
             "batched_ms": round(ms, 2), "separate_ms": round(ms_alone, 2), "batched_top_non_view_ops": top}
 
 
 def main() -> None:
     torch.set_num_threads(1)
-    rows = [row(size, attention) for attention in ("sdpa", "eager") for size in SIZES]
+    rows = [row(size, attention, batch) for batch in BATCHES for attention in ("sdpa", "eager") for size in SIZES]
     for r in rows:
-        print(f"{r['attention']:5} G={r['group_size']:2}: ops {r['batched_ops']:5} batched, {r['separate_ops']:6} "
+        print(f"{r['attention']:5} B={r['batch_size']:2} G={r['group_size']:2}: ops {r['batched_ops']:5} batched, {r['separate_ops']:6} "
               f"separate; not views {r['batched_non_view_ops']:5} batched, {r['separate_non_view_ops']:6} separate; "
               f"{r['batched_ms']:7.1f} ms batched, {r['separate_ms']:7.1f} ms separate")
-    record = {"what": __doc__.split("\n\n")[0], "shape": SPEC | {"d": D, "batch_size": BATCH}, "rows": rows,
+    record = {"what": __doc__.split("\n\n")[0], "shape": SPEC | {"d": D}, "rows": rows,
               "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
               "machine": platform.machine(), "threads": 1}
     write_text(OUT, json.dumps(record, indent=1) + "\n")

@@ -3,7 +3,7 @@
     PYTHONPATH=src python benchmarks/precision_claims.py --arm float32=DIR --arm tf32=DIR --arm bfloat16=DIR \
         [--kernels OTHER_CPU_CUBES THIS_CPU_CUBES]     # writes benchmarks/results/precision_claims.json
 
-Each DIR holds ``probe_layers.nc``, ``probe_similarity.nc`` and ``probe_illconditioned.nc``: the same config, seeds,
+Each DIR holds ``probe_layers.nc``, ``probe_similarity.nc``, ``probe_illconditioned.nc`` and ``probe_hidden_size.nc``: the same config, seeds,
 batches and evaluation prompts, trained at the arm's precision (the first arm is the reference). Following
 ``bf16_claims.json``: per claim row and per seed, the value each claim reads (its measured side, and its expected
 side where that is trained too) in each arm and its paired difference from the reference arm; beside it the
@@ -32,7 +32,7 @@ from iclab import experiments
 from iclab.atomic import write_text
 
 OUT = Path(__file__).resolve().parent / "results" / "precision_claims.json"
-EXPERIMENTS = ("probe_layers", "probe_similarity", "probe_illconditioned")
+EXPERIMENTS = ("probe_layers", "probe_similarity", "probe_illconditioned", "probe_hidden_size")
 SAME_ACROSS_SEEDS = 1e-6  # a spread below this share of the value is round-off (layer 0's probe reads no weights)
 MEDIAN_RATIO = 0.5  # "well inside the spread": the typical paired difference at most half a seed sd
 
@@ -55,8 +55,15 @@ def rows(name: str, cube_dir: Path) -> list[dict]:
 def quantities(name: str, cube_dir: Path) -> list[dict]:
     """Beyond the claims' sides, each curve the claims read, per seed, by layer: the probes' error at the last
     position (probe_layers), or each probed model's best Similarity of Errors with Newton and with GD and the
-    iteration count and step count where it peaks (the similarity experiments; at each condition number)."""
+    iteration count and step count where it peaks (the similarity experiments; at each condition number); by hidden
+    size, the error past d examples and at the last position (probe_hidden_size)."""
     cube = xr.open_dataset(cube_dir / f"{name}.nc", engine="netcdf4").squeeze("d", drop=True)
+    if "hidden" in cube.dims:
+        return [{"claim": f"{what}: hidden {hidden}", "per_seed": {"measured": [float(v) for v in curve.values]}}
+                for hidden in cube.hidden.values
+                for what, curve in (("error past d examples", cube.tail_risk.sel(hidden=hidden)),
+                                    ("error at the last position", cube.hidden_risk.sel(hidden=hidden).isel(position=-1)))
+                if curve.sizes.get("seed", 1) > 1]
     found = []
     for point in (cube.condition_number.values if "condition_number" in cube.dims else [None]):
         at = cube if point is None else cube.sel(condition_number=point)
@@ -115,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--arm", action="append", required=True, metavar="NAME=DIR",
                         help="a precision and the folder of its cubes; the first is the reference")
     parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS), choices=EXPERIMENTS,
-                        help="the experiments compared (default: all three)")
+                        help="the experiments compared (default: all four)")
     parser.add_argument("--out", type=Path, default=OUT, help="the record (default: %(default)s)")
     parser.add_argument("--kernels", nargs=2, metavar=("OTHER", "THIS"),
                         help="two folders of cubes of one config on two CPUs' kernels")
