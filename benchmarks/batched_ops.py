@@ -6,11 +6,11 @@ trained one after another (issue 98).
 The shape is gpu_node's probe_hidden_size GPT-2 at width 8 (12 layers, 1 head, d = 20, 41 points interleaved, 64
 prompts): the smallest 12-layer GPT-2 a tier trains, whose step is all launches. A step is the loop's: the loss at
 every position, its backward, and fused Adam. At 1 prompt a batch the step computes next to nothing, so its time is
-the host's overhead (dispatch, vmap's batching rules, Python). Ops are the aten calls a ``TorchDispatchMode`` sees below autograd
-and vmap (the kernels a device would launch, on the CPU), for SDPA attention (the models' default) and eager
-attention; the time is the median of ``TIMED`` steps on one thread, after ``WARM`` steps. On a GPU the op count is
-the launch count that sets a host-bound step's time; the CPU's time is not that (its kernels are compute, not
-launches), and SDPA's CPU kernel has no vmap batching rule (CUDA's flash, memory-efficient and cuDNN ones have).
+the host's overhead (dispatch, vmap's batching rules, Python). Ops are the aten calls a ``TorchDispatchMode`` sees
+below autograd and vmap (the kernels a device would launch, on the CPU), for SDPA attention (the models' default)
+and eager attention; the time is the median of ``TIMED`` steps on one thread, after ``WARM`` steps. On a GPU the op
+count is the launch count that sets a host-bound step's time; the CPU's time is not that (its kernels are compute,
+not launches), and SDPA's CPU kernel has no vmap batching rule (CUDA's flash, memory-efficient and cuDNN ones have).
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def row(size: int, attention: str, batch: int) -> dict:
     adams = [torch.optim.Adam(m.parameters(), lr=1e-4, fused=True) for m in members]
     ops, kernels, top, ms = measure(lambda: batched_step(group, group_adam, xs, ys))
     ops_alone, kernels_alone, _, ms_alone = measure(lambda: separate_steps(members, adams, xs, ys))
-    return {"attention": attention, "group_size": size, "batch_size": batch, "batched_ops": ops, "separate_ops": ops_alone,
+    return {"attention": attention, "group_size": size, "batch_size": batch, "batched_ops": ops,
+            "separate_ops": ops_alone,
             "batched_non_view_ops": kernels, "separate_non_view_ops": kernels_alone,
             "batched_ms": round(ms, 2), "separate_ms": round(ms_alone, 2), "batched_top_non_view_ops": top}
 
@@ -112,8 +113,9 @@ def main() -> None:
     torch.set_num_threads(1)
     rows = [row(size, attention, batch) for batch in BATCHES for attention in ("sdpa", "eager") for size in SIZES]
     for r in rows:
-        print(f"{r['attention']:5} B={r['batch_size']:2} G={r['group_size']:2}: ops {r['batched_ops']:5} batched, {r['separate_ops']:6} "
-              f"separate; not views {r['batched_non_view_ops']:5} batched, {r['separate_non_view_ops']:6} separate; "
+        print(f"{r['attention']:5} B={r['batch_size']:2} G={r['group_size']:2}: ops {r['batched_ops']:5} batched, "
+              f"{r['separate_ops']:6} separate; not views {r['batched_non_view_ops']:5} batched, "
+              f"{r['separate_non_view_ops']:6} separate; "
               f"{r['batched_ms']:7.1f} ms batched, {r['separate_ms']:7.1f} ms separate")
     record = {"what": __doc__.split("\n\n")[0], "shape": SPEC | {"d": D}, "rows": rows,
               "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),

@@ -1,7 +1,7 @@
-"""G models of one architecture trained as one batched model (a group): their parameters stacked along a leading
-model dimension, each step one forward and backward pass for all G, whose kernels do not grow with G (issue 98;
-``benchmarks/batched_ops.py`` counts them on the CPU: about twice one model's, flat from G = 1 to 16 where every op
-has a batching rule).
+"""G models of one architecture trained as one batched model (a group), their parameters stacked along a leading
+model dimension (issue 98). Each step is one forward and backward pass for all G. Where every op has a batching
+rule, its kernels do not grow with G: about twice one model's, flat from G = 1 to 16 (``benchmarks/batched_ops.py``,
+on the CPU).
 
 The batching is ``torch.func.vmap`` over ``torch.func.functional_call`` of one weightless template of the model:
 every member runs the model's own code (GPT-2's prompt formats, its last block read at the prediction tokens, its
@@ -15,14 +15,15 @@ What stays each member's own:
 - its initialisation (its seed's, as alone) and its batches, a function of (its seed, step);
 - its loss (``member_losses``: one per member, summed for the backward pass, whose gradient for each member is its
   own loss's), its record, snapshots and progress lines (under its own hash);
-- Adam's update: elementwise, so one fused Adam over the stacked parameters is G Adams (bit for bit where a member's
-  tensor fills the CPU kernel's vector lanes; to the last bit where a scalar tail rounds otherwise);
+- Adam's update: elementwise, so one fused Adam over the stacked parameters is G Adams: bit for bit where a member's
+  tensor fills the CPU kernel's vector lanes, within an ulp where a scalar tail rounds otherwise;
 - gradient clipping, by each member's own norm (``clip_members``): a norm over the stack would couple them;
 - its divergence. A diverged member stays in the batch, masked: its record ends at the step that diverged, and it
-  computes on, unread, so that the group size, and with it every other member's round-off, is unchanged (the others'
-  numbers bit for bit those of the undisturbed group). The job writes the other members, then stops with the
-  diverged one's message; a rerun finds them written and trains the diverged member alone (a group of one). Once
-  every member has diverged the run stops at once.
+  computes on, unread. The group size, and with it every other member's round-off, is unchanged: the others' numbers
+  are bit for bit those of the undisturbed group. The job writes the other members (into the checkpoint folder, as a
+  finished member waits there), then stops with the diverged one's message. A rerun finds them written and trains
+  the diverged member from step 0 as a group of one; it diverges again unless its spec changes, as a model alone
+  would. Once every member has diverged, the run stops at the read that finds it.
 A group's checkpoint is one file (``<group hash>.pt``, ``group_hash``: the hash of its members' hashes), written
 atomically, so that a kill never leaves its members at different steps. Batched round-off is not bit for bit that of
 a model trained alone: the group size changes the kernels' blocking.
@@ -132,7 +133,7 @@ class Batched:
     """A ``ModelGroup`` as the training loop's learner (the methods of ``iclab.fit.sgd.Alone``, one model's)."""
 
     def __init__(self, group: ModelGroup):
-        self.module, self.size = group, group.size
+        self.module = group
 
     def member_losses(self, loss: Callable, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         return member_losses(self.module, xs, ys, loss)  # (G,)

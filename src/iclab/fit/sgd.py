@@ -307,8 +307,6 @@ class Alone:
     """One model trained by itself, the learner of the loop for one job: ``module`` is the model, ``forward`` it or
     its compiled form. (A batched group's learner is ``iclab.fit.batched.Batched``, with the same methods.)"""
 
-    size = 1
-
     def __init__(self, model: nn.Module, forward: nn.Module | None = None):
         self.module, self.forward = model, model if forward is None else forward
 
@@ -450,7 +448,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
           step_model(models[0], jobs[0]) as forward):  # a group's compile is refused: forward is models[0]
         if not batched:
             learner.forward = forward
-        for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), (G, B, K)
+        for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
             loss = learner_step(learner, optimizer, cfg, (xs, ys), loss_points(cfg, tasks[0], step, pools[0]), lr)
             reader.add(step, loss)
