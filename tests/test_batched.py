@@ -3,13 +3,14 @@ own clipping and divergence, a group checkpoint that resumes to the uninterrupte
 
 import copy
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import run_cli
 
+from iclab.__main__ import main
 from iclab.checkpoints import encode, load_checkpoint
 from iclab.errors import TrainingDiverged, UsageError
 from iclab.fit import batched, sgd
@@ -241,7 +242,7 @@ def test_a_group_killed_between_checkpoints_resumes_to_the_uninterrupted_numbers
 
 def test_the_cli_trains_a_batched_group_and_a_saved_member_predicts_as_it_was_trained(tmp_path: Path):
     jobs = [group_job("token_matrix_no_mlp", seed, steps=5) for seed in (0, 1)]
-    run_cli("train", "--batched", "--spec", *(canonical_json(j.to_dict()) for j in jobs), "--out-dir", str(tmp_path))
+    main(["train", "--batched", "--spec", *(canonical_json(j.to_dict()) for j in jobs), "--out-dir", str(tmp_path)])
     models, _, _, _ = train_group(jobs)
     xs, ys = fresh_prompts()
     for job, model in zip(jobs, models):
@@ -261,7 +262,7 @@ def test_a_saved_member_reloads_to_the_model_it_was_trained_as(tmp_path: Path):
         assert torch.equal(TrainedModel.open(path).module(xs, ys), models[1](xs, ys))
 
 
-def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work():
+def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work(tmp_path: Path, caplog):
     base = group_job("token_matrix", 0)
     with pytest.raises(UsageError, match=r"differs from spec 0 .* in train"):
         check_group([base, group_job("token_matrix", 1, lr=1e-3)])
@@ -275,10 +276,11 @@ def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work():
         check_group([base, base])
     with pytest.raises(UsageError, match=r"train.compile"):
         check_group([group_job("token_matrix", 0, compile=True)])
-    result = run_cli("train", "--batched", "--spec", json.dumps(base.to_dict()),
-                     json.dumps(group_job("token_matrix", 1, lr=1e-3).to_dict()), "--out-dir", "/nonexistent/x",
-                     check=False)
-    assert result.returncode != 0 and "differs from spec 0" in result.stderr
+    out = tmp_path / "never"
+    with caplog.at_level(logging.ERROR, logger="iclab"), pytest.raises(SystemExit):  # the command, in this process
+        main(["train", "--batched", "--spec", json.dumps(base.to_dict()),
+              json.dumps(group_job("token_matrix", 1, lr=1e-3).to_dict()), "--out-dir", str(out)])
+    assert "differs from spec 0" in caplog.text and not out.exists()
 
 
 def test_a_checkpoint_written_before_groups_resumes_one_model(tmp_path: Path):
