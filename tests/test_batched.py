@@ -26,7 +26,7 @@ TASK = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.
 CURRICULUM = {"dims": [1, 1], "points": [3, 2], "every": 2}  # points 3, 5, 7, 9 over steps 0–1, 2–3, 4–5, 6–
 GPT2 = {"name": "gpt2", "n_embd": 16, "n_layer": 2, "n_head": 2, "n_points": TASK.n_points}
 MODELS = {  # the curriculum GPT-2 (interleaved) and ltb_table1's token-matrix GPT-2 with and without MLP
-    "curriculum": (GPT2, {"curriculum": CURRICULUM}),
+    "curriculum": (GPT2, {"curriculum": CURRICULUM, "loss_positions": "all"}),
     "token_matrix": (GPT2 | {"prompt_format": "token_matrix"}, {"loss_positions": "last"}),
     "token_matrix_no_mlp": (GPT2 | {"prompt_format": "token_matrix", "mlp": False}, {"loss_positions": "last"}),
 }
@@ -144,6 +144,9 @@ def test_each_member_clips_by_its_own_gradient_norm():
     group.stacked["weight"].grad = torch.zeros(2, 1, 2)
     clip_members(group, max_norm=1.0)
     torch.testing.assert_close(group.stacked["bias"].grad, torch.tensor([[0.0], [0.5]]))
+    group.stacked["bias"].grad = torch.tensor([[3e-6], [0.0]])  # where the 1e-6 of the coefficient matters:
+    clip_members(group, max_norm=1e-6)  # 1e-6 / (3e-6 + 1e-6) = 1/4
+    assert group.stacked["bias"].grad[0, 0].item() == pytest.approx(0.75e-6, rel=1e-6)
 
 
 @pytest.mark.parametrize("shape", [(8, 8), (4, 3)])
@@ -263,11 +266,23 @@ def test_a_saved_member_reloads_to_the_model_it_was_trained_as(tmp_path: Path):
 
 
 def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work(tmp_path: Path, caplog):
+    """Each key that makes two specs unstackable is refused, naming the first spec that differs (spec 2 here, after
+    a spec 1 that differs only in its label, which is allowed) and the key; a task of smaller or larger d or K too."""
     base = group_job("token_matrix", 0)
-    with pytest.raises(UsageError, match=r"differs from spec 0 .* in train"):
-        check_group([base, group_job("token_matrix", 1, lr=1e-3)])
-    with pytest.raises(UsageError, match=r"in model"):
+    relabelled = TrainJob.from_dict(base.to_dict() | {"seed": 1, "model": base.model | {"label": "other"}})
+    check_group([base, relabelled])
+    with pytest.raises(UsageError, match=r"training spec 2 \(\w+\) differs from spec 0 \(\w+\) in train:"):
+        check_group([base, relabelled, group_job("token_matrix", 2, lr=1e-3)])
+    with pytest.raises(UsageError, match=r"in model:"):
         check_group([base, group_job("token_matrix_no_mlp", 1)])
+    gelu = TrainJob.from_dict(base.to_dict() | {"seed": 1, "model": base.model | {"activation": "gelu"}})
+    with pytest.raises(UsageError, match=r"in model:"):
+        check_group([base, gelu])
+    for change, key in (({"d": 2, "beta_star": (1.0, 0.0)}, "task d"), ({"d": 4, "beta_star": (1.0, 0.0, 0.0, 1.0)},
+                        "task d"), ({"n_points": 8}, "task n_points"), ({"n_points": 10}, "task n_points")):
+        other = TrainJob.from_dict(base.to_dict() | {"seed": 1, "task": TASK.to_dict() | change})
+        with pytest.raises(UsageError, match=rf"in {key}:"):
+            check_group([base, other])
     lstm = TrainJob.from_dict({"model": {"name": "lstm", "hidden": 8, "n_layer": 1}, "task": TASK.to_dict(),
                                "seed": 0, "train": {"steps": 2, "batch_size": 4, "lr": 1e-3}})
     with pytest.raises(UsageError, match=r"'lstm' cannot train batched; batched models: gpt2"):
@@ -281,6 +296,21 @@ def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work(tmp_path:
         main(["train", "--batched", "--spec", json.dumps(base.to_dict()),
               json.dumps(group_job("token_matrix", 1, lr=1e-3).to_dict()), "--out-dir", str(out)])
     assert "differs from spec 0" in caplog.text and not out.exists()
+
+
+def test_a_model_group_stacks_one_architecture_without_buffers():
+    with pytest.raises(ValueError, match="at least one model"):
+        ModelGroup([])
+    with pytest.raises(ValueError, match="model 1 of the group differs"):
+        ModelGroup([torch.nn.Linear(2, 1), torch.nn.Linear(3, 1)])
+
+    class Other(torch.nn.Linear):
+        pass
+
+    with pytest.raises(ValueError, match="model 2 of the group differs"):
+        ModelGroup([torch.nn.Linear(2, 1), torch.nn.Linear(2, 1), Other(2, 1)])
+    with pytest.raises(ValueError, match=r"buffers: \['num_batches_tracked', 'running_mean', 'running_var'\]"):
+        ModelGroup([torch.nn.BatchNorm1d(2, affine=False, track_running_stats=True)] * 2)
 
 
 def test_a_checkpoint_written_before_groups_resumes_one_model(tmp_path: Path):

@@ -51,39 +51,28 @@ SEPARATOR = "/"  # replaces the dots of a member's parameter names in the group'
 
 class ModelGroup(nn.Module):
     """G models of one architecture as one module: ``stacked`` holds each parameter as (G, …), member g's at index
-    g; ``template`` is the architecture without weights (on the meta device), called with a member's parameters."""
+    g; ``template`` is the architecture without weights (on the meta device), called with a member's parameters.
+    Models with buffers are refused (no batchable model has one: ``BATCHABLE_MODELS``)."""
 
     def __init__(self, models: Sequence[nn.Module]):
         super().__init__()
         check_same_architecture(models)
         params, buffers = stack_module_state(list(models))  # (G, …) each, detached copies
+        if buffers:
+            raise ValueError(f"a model group stacks parameters only; these models have buffers: {sorted(buffers)}")
         self.stacked = nn.ParameterDict({name.replace(".", SEPARATOR): nn.Parameter(p) for name, p in params.items()})
-        for name, buffer in buffers.items():
-            self.register_buffer("buffer" + SEPARATOR + name.replace(".", SEPARATOR), buffer)
-        self.buffer_names = list(buffers)
         self.size = len(models)
         object.__setattr__(self, "template", copy.deepcopy(models[0]).to("meta"))  # not a submodule: no weights
 
     def member_tensors(self) -> dict[str, torch.Tensor]:
-        """Every parameter and buffer by the model's own name, stacked (G, …)."""
-        tensors = {name.replace(SEPARATOR, "."): p for name, p in self.stacked.items()}
-        for name in self.buffer_names:
-            tensors[name] = getattr(self, "buffer" + SEPARATOR + name.replace(".", SEPARATOR))
-        return tensors
+        """Every parameter by the model's own name, stacked (G, …)."""
+        return {name.replace(SEPARATOR, "."): p for name, p in self.stacked.items()}
 
     def member_state_dicts(self) -> list[dict[str, torch.Tensor]]:
         """Each member's ``state_dict`` as the model alone would have it (names and shapes), detached."""
         tensors = self.member_tensors()
         order = list(self.template.state_dict())
         return [{name: tensors[name][g].detach() for name in order} for g in range(self.size)]
-
-    def forward(self, xs: torch.Tensor, ys: torch.Tensor, last_only: bool = False) -> torch.Tensor:
-        """Each member's predictions on its own prompts: xs (G, B, K, d), ys (G, B, K) → (G, B, K), or (G, B, 1)."""
-
-        def one(tensors, x, y):
-            return functional_call(self.template, tensors, (x, y), {"last_only": last_only})
-
-        return vmap(one)(self.member_tensors(), xs, ys)
 
 
 def check_same_architecture(models: Sequence[nn.Module]) -> None:
