@@ -268,21 +268,24 @@ def test_a_saved_member_reloads_to_the_model_it_was_trained_as(tmp_path: Path):
 def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work(tmp_path: Path, caplog):
     """Each key that makes two specs unstackable is refused, naming the first spec that differs (spec 2 here, after
     a spec 1 that differs only in its label, which is allowed) and the key; a task of smaller or larger d or K too."""
-    base = group_job("token_matrix", 0)
-    relabelled = TrainJob.from_dict(base.to_dict() | {"seed": 1, "model": base.model | {"label": "other"}})
+    labelled = group_job("token_matrix", 0)
+    base = TrainJob.from_dict(labelled.to_dict() | {"model": labelled.model | {"label": "a", "activation": "gelu_new"}})
+
+    def variant(seed: int, part: str, **changes) -> TrainJob:
+        spec = base.to_dict()
+        return TrainJob.from_dict(spec | {"seed": seed, part: spec[part] | changes})
+
+    relabelled = variant(1, "model", label="b")
     check_group([base, relabelled])
     with pytest.raises(UsageError, match=r"training spec 2 \(\w+\) differs from spec 0 \(\w+\) in train:"):
-        check_group([base, relabelled, group_job("token_matrix", 2, lr=1e-3)])
-    with pytest.raises(UsageError, match=r"in model:"):
-        check_group([base, group_job("token_matrix_no_mlp", 1)])
-    gelu = TrainJob.from_dict(base.to_dict() | {"seed": 1, "model": base.model | {"activation": "gelu"}})
-    with pytest.raises(UsageError, match=r"in model:"):
-        check_group([base, gelu])
-    for change, key in (({"d": 2, "beta_star": (1.0, 0.0)}, "task d"), ({"d": 4, "beta_star": (1.0, 0.0, 0.0, 1.0)},
-                        "task d"), ({"n_points": 8}, "task n_points"), ({"n_points": 10}, "task n_points")):
-        other = TrainJob.from_dict(base.to_dict() | {"seed": 1, "task": TASK.to_dict() | change})
-        with pytest.raises(UsageError, match=rf"in {key}:"):
+        check_group([base, relabelled, variant(2, "train", lr=1e-3)])
+    for other in (variant(1, "model", mlp=False), variant(1, "model", activation="gelu")):
+        with pytest.raises(UsageError, match=r"in model:"):
             check_group([base, other])
+    for key, changes in (("task d", {"d": 2, "beta_star": (1.0, 0.0)}), ("task d", {"d": 4, "beta_star": (1.0,) * 4}),
+                         ("task n_points", {"n_points": 8}), ("task n_points", {"n_points": 10})):
+        with pytest.raises(UsageError, match=rf"in {key}:"):
+            check_group([base, variant(1, "task", **changes)])
     lstm = TrainJob.from_dict({"model": {"name": "lstm", "hidden": 8, "n_layer": 1}, "task": TASK.to_dict(),
                                "seed": 0, "train": {"steps": 2, "batch_size": 4, "lr": 1e-3}})
     with pytest.raises(UsageError, match=r"'lstm' cannot train batched; batched models: gpt2"):
@@ -307,8 +310,8 @@ def test_a_model_group_stacks_one_architecture_without_buffers():
     class Other(torch.nn.Linear):
         pass
 
-    with pytest.raises(ValueError, match="model 2 of the group differs"):
-        ModelGroup([torch.nn.Linear(2, 1), torch.nn.Linear(2, 1), Other(2, 1)])
+    with pytest.raises(ValueError, match="model 1 of the group differs"):
+        ModelGroup([torch.nn.Linear(2, 1), Other(2, 1), torch.nn.Linear(2, 1)])
     with pytest.raises(ValueError, match=r"buffers: \['num_batches_tracked', 'running_mean', 'running_var'\]"):
         ModelGroup([torch.nn.BatchNorm1d(2, affine=False, track_running_stats=True)] * 2)
 
