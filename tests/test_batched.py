@@ -311,7 +311,7 @@ def test_a_model_group_stacks_one_architecture_without_buffers():
         pass
 
     with pytest.raises(ValueError, match="model 1 of the group differs"):
-        ModelGroup([torch.nn.Linear(2, 1), Other(2, 1), torch.nn.Linear(2, 1)])
+        ModelGroup([torch.nn.Linear(2, 1), Other(2, 1), Other(2, 1)])
     with pytest.raises(ValueError, match=r"buffers: \['num_batches_tracked', 'running_mean', 'running_var'\]"):
         ModelGroup([torch.nn.BatchNorm1d(2, affine=False, track_running_stats=True)] * 2)
 
