@@ -271,9 +271,13 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
     rows = json.loads(backlog(GPU_DAY, tmp_path, tiny_shapes=True).read_text())
     assert [(row["row"], row["shape"]) for row in rows] == [
         ("kernel time", "probe_layers"), ("kernel time", "zfb_figure1"), ("tf32 agreement", "probe_layers"),
-        *(("tf32 rounding", shape) for shape in ("M=4 K=16 N=4", "M=4 K=17 N=4", "M=4 K=16 N=1", "M=1 K=16 N=4"))]
+        *(("tf32 rounding", shape) for shape in ("M=4 K=16 N=4", "M=4 K=17 N=4", "M=4 K=16 N=1", "M=1 K=16 N=4")),
+        ("batched agreement", "probe_layers")]
     assert not any("error" in row for row in rows)
-    assert [row["excess_over_K_in_2^-12"] for row in rows[3:]] == [8, 5, 5, 5]
-    assert [row["matches"] for row in rows[3:]] == [["nearest, ties away (iclab.fit.tf32)"]] + [
+    assert [row["excess_over_K_in_2^-12"] for row in rows[3:7]] == [8, 5, 5, 5]
+    assert [row["matches"] for row in rows[3:7]] == [["nearest, ties away (iclab.fit.tf32)"]] + [
         ["float32 (not rounded)"]] * 3
+    batched = rows[7]  # on the CPU: round-off apart from the models alone, and a member the same at G = 2 and 4
+    assert batched["group_size"] == 4 and batched["same_in_a_group_of_two"] is True
+    assert 0 <= batched["loss_rel_vs_alone"] < 1e-6 and 0 <= batched["gradient_rel_vs_alone"] < 4 * 2**-23
     assert [r["numerics"] for r in rows[2]["rows"]] == ["float32", "tf32", "bfloat16"]

@@ -12,6 +12,11 @@ the rest run.
 3. ``tf32 rounding``: single products on the card with TF32 on, bit for bit against each way of rounding their
    factors (``ROUNDING_PRODUCTS``): which rounding cuBLAS applies, and which shapes it leaves in float32 — what
    ``iclab.fit.tf32`` infers from one agreement row.
+4. ``batched agreement`` (issue 99): one step of ``BATCHED_SEEDS``' probe GPT-2s as one batched group
+   (``iclab.fit.batched``) against each trained alone, the loss and gradients' largest differences relative to the
+   member's largest gradient entry; and whether the last member's loss and gradients are bit for bit the same in a
+   group of two, first, as in the group of four, last (on this CPU they are, for any G ≥ 2: the naming of batched
+   models in the tiers rests on it; a card's kernels may choose their algorithm by the batch count).
 """
 
 from __future__ import annotations
@@ -29,7 +34,11 @@ from iclab.compute import cluster
 from iclab.compute.gpu_check import (Shape, agreement_rows, card_name, failed, file_card, profiled_step, tier_shapes,
                                      tiny)
 from iclab.errors import UsageError
-from iclab.fit.sgd import matmul_precision
+from iclab.fit.batched import Batched, ModelGroup, stacked_batch
+from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, loss_points, matmul_precision, prompt_loss,
+                           seeded_model)
+from iclab.store.jobs import TrainJob
+from iclab.tasks import task_from_dict
 
 log = logging.getLogger("iclab.compute.gpu_backlog")
 
@@ -42,6 +51,7 @@ ROUNDING_SHAPES = ((4, 16, 4), (4, 17, 4), (4, 16, 1), (1, 16, 4))
 # B all ones: each output is K + (the first two factors' excess), which tells the roundings apart
 ROUNDINGS = {"float32 (not rounded)": 5 * UNIT, "nearest, ties away (iclab.fit.tf32)": 8 * UNIT,
              "nearest, ties to even": 4 * UNIT, "truncation": 0.0}
+BATCHED_SEEDS = (0, 1, 2, 3)  # the batched agreement's group; its last member again first in a group of two
 
 
 def rounding_factors(m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -75,6 +85,52 @@ def kernel_time(shape: Shape, device: torch.device) -> dict[str, Any]:
             "step_wall_s": wall, "kernel_share": None if kernel_s is None else kernel_s / wall}
 
 
+def first_step(jobs: list[TrainJob], device: torch.device, batched: bool) -> list[tuple[torch.Tensor, dict]]:
+    """Each job's first-step loss and gradients (float32, the loop's deterministic mode and TF32 setting), the jobs
+    trained as one batched group or each alone: [(loss, {parameter name: gradient})], on the CPU."""
+    cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
+    points = loss_points(cfg, task, 0, None)
+    loss = lambda model, x, y: prompt_loss(model, x, y, cfg.loss_positions, points)  # noqa: E731
+    models = [seeded_model(job, task, device) for job in jobs]
+    batches = [batch_at(cfg, task, job.seed, 0, None) for job in jobs]
+    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
+        if not batched:
+            out = []
+            for model, batch in zip(models, batches):
+                xs, ys = (torch.from_numpy(a).to(device) for a in (batch.xs, batch.ys))  # (B, K, d), (B, K)
+                losses = Alone(model).member_losses(loss, xs, ys)  # (1,)
+                losses.sum().backward()
+                out.append((losses[0].detach().cpu(), {n: p.grad.cpu() for n, p in model.named_parameters()}))
+            return out
+        group = ModelGroup(models)
+        both = stacked_batch(batches)
+        xs, ys = (torch.from_numpy(a).to(device) for a in (both.xs, both.ys))  # (G, B, K, d), (G, B, K)
+        losses = Batched(group).member_losses(loss, xs, ys)  # (G,)
+        losses.sum().backward()
+        grads = {name: p.grad.cpu() for name, p in group.member_tensors().items()}  # (G, …) each
+        return [(losses[g].detach().cpu(), {name: grad[g] for name, grad in grads.items()}) for g in range(len(jobs))]
+
+
+def batched_agreement(shape: Shape, device: torch.device) -> dict[str, Any]:
+    """Row 4 of the module's note at ``shape`` (a float32 GPT-2)."""
+    jobs = [TrainJob.from_dict(shape.spec | {"seed": seed}) for seed in BATCHED_SEEDS]
+    alone, four = first_step(jobs, device, batched=False), first_step(jobs, device, batched=True)
+    two = first_step([jobs[-1], jobs[0]], device, batched=True)
+
+    def relative(a: tuple, b: tuple) -> tuple[float, float]:
+        scale = max(float(g.abs().max()) for g in a[1].values())
+        return (abs(float(b[0] - a[0])) / abs(float(a[0])),
+                max(float((b[1][name] - g).abs().max()) for name, g in a[1].items()) / scale)
+
+    differences = [relative(a, b) for a, b in zip(alone, four)]
+    same = all(torch.equal(a[0], b[0]) and all(torch.equal(a[1][n], b[1][n]) for n in a[1])
+               for a, b in ((four[-1], two[0]), (four[0], two[1])))
+    return {"row": "batched agreement", "shape": shape.experiment, "group_size": len(jobs),
+            "loss_rel_vs_alone": max(d[0] for d in differences),
+            "gradient_rel_vs_alone": max(d[1] for d in differences),
+            "same_in_a_group_of_two": same}
+
+
 def shape_of(shapes: list[Shape], experiment: str) -> Shape:
     """The tier's GPT-2 shape that ``experiment`` first trains."""
     for shape in shapes:
@@ -97,7 +153,8 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
     steps = [*((lambda s=s: kernel_time(s, device)) for s in kernel_shapes),
              lambda: {"row": "tf32 agreement", "shape": KERNEL_SHAPES[0],
                       "rows": agreement_rows(kernel_shapes[0], device, card)},
-             *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES)]
+             *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES),
+             lambda: batched_agreement(kernel_shapes[0], device)]
     out = out_dir / f"gpu_backlog_{file_card(card)}.json"
     rows: list[dict[str, Any]] = []
     for step in steps:
