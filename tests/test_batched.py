@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import xarray as xr
 
 from iclab.__main__ import main
 from iclab.checkpoints import encode, load_checkpoint
@@ -17,6 +18,7 @@ from iclab.fit import batched, sgd
 from iclab.fit.batched import Batched, ModelGroup, check_group, clip_members, group_hash, stacked_batch
 from iclab.fit.sgd import Alone, batch_at, loss_points, prompt_loss, seeded_model, train, train_group
 from iclab.hashing import canonical_json
+from iclab.store.cubes import read_cube
 from iclab.store.jobs import TrainJob
 from iclab.store.trained import TrainedModel, save_model
 from iclab.tasks import LinearTask
@@ -333,3 +335,35 @@ def test_a_checkpoint_written_before_groups_resumes_one_model(tmp_path: Path):
     assert snapshots.steps == [0, 4, 8]
     for p, q in zip(model.state_dict().values(), reference_model.state_dict().values()):
         assert torch.equal(p, q)
+
+
+def test_a_group_killed_while_writing_its_members_resumes_whole(tmp_path: Path, monkeypatch):
+    """Killed after writing its first member, before the second: the rerun resumes the whole group from its
+    checkpoint (not the second member alone, a group of another size) and writes both as the uninterrupted run."""
+    from iclab.store import trained
+
+    jobs = [group_job("token_matrix", seed, steps=5) for seed in (0, 1)]
+    specs = [canonical_json(j.to_dict()) for j in jobs]
+    main(["train", "--batched", "--spec", *specs, "--out-dir", str(tmp_path / "reference")])
+    args = ["train", "--batched", "--spec", *specs, "--out-dir", str(tmp_path / "out"), "--checkpoint-dir",
+            str(tmp_path / "checkpoints"), "--checkpoint-every", "2"]
+    original, written = trained.save_model, []
+
+    class Killed(BaseException):
+        pass
+
+    def dying(path, *rest):
+        if written:
+            raise Killed
+        written.append(path)
+        original(path, *rest)
+
+    monkeypatch.setattr(trained, "save_model", dying)
+    with pytest.raises(Killed):
+        main(args)
+    monkeypatch.setattr(trained, "save_model", original)
+    assert (tmp_path / "checkpoints" / f"{group_hash(jobs)}.pt").is_file() and len(written) == 1
+    main(args)
+    for job in jobs:
+        xr.testing.assert_identical(read_cube(tmp_path / "out" / f"{job.hash}.nc").drop_attrs(),
+                                    read_cube(tmp_path / "reference" / f"{job.hash}.nc").drop_attrs())

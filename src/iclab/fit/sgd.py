@@ -412,8 +412,10 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
     if cfg.tf32 and cfg.compile and device.type != "cuda":
         raise UsageError("train.tf32 with train.compile on the CPU: TF32 is emulated there op by op (iclab.fit.tf32), "
                          "which a compiled step would bypass; set train.compile or train.tf32 to false")
-    models = [seeded_model(job, task, device) for job, task in zip(jobs, tasks)]
-    learner = Batched(ModelGroup(models)) if batched else Alone(models[0])
+    # a group's members are built on the CPU (initialised as alone, where they are built too) and only their stack
+    # moves to the device; they take the trained weights at the end
+    models = [seeded_model(job, task, torch.device("cpu") if batched else device) for job, task in zip(jobs, tasks)]
+    learner = Batched(ModelGroup(models).to(device)) if batched else Alone(models[0])
     name, names = group_hash(jobs) if batched else jobs[0].hash, [job.hash for job in jobs]
     warn_slow_bf16(name, cfg, device)
     optimizer = make_optimizer(cfg, learner.module.parameters())
@@ -450,8 +452,9 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
             learner.forward = forward
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
-            loss = learner_step(learner, optimizer, cfg, (xs, ys), loss_points(cfg, tasks[0], step, pools[0]), lr)
-            reader.add(step, loss)
+            losses_now = learner_step(learner, optimizer, cfg, (xs, ys), loss_points(cfg, tasks[0], step, pools[0]),
+                                      lr)  # (G,)
+            reader.add(step, losses_now)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
             if progress[0].due(step + 1) or checkpoint_due:
                 reader.read()

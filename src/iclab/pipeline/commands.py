@@ -322,17 +322,19 @@ def finished(job, staging: Path) -> bool:
 
 
 def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
-    """Train the unfinished ``jobs`` as one batched group (``sgd.fit_group``), resuming from
-    ``<checkpoint-dir>/<group hash>.pt``, and write each model into ``staging/<hash>.nc``. A member that diverged is
-    not written: after the others are, the job stops with its message, and a rerun trains it alone (a group of the
-    unfinished members only)."""
+    """Train ``jobs`` as one batched group (``sgd.fit_group``) and write each model into ``staging/<hash>.nc``. A
+    checkpoint of the whole group (``<checkpoint-dir>/<group hash>.pt``) is resumed with every member, so that a
+    kill while the members were being written retrains none in a smaller group; without one, only the unfinished
+    members train. A member that diverged is not written: after the others are, the job stops with its message, and
+    a rerun trains it again (a group of the unfinished members only)."""
     from iclab.atomic import remove_leftovers
     from iclab.errors import TrainingDiverged
     from iclab.fit.batched import group_hash
     from iclab.fit.sgd import fit_group
     from iclab.store.trained import save_model
 
-    todo = [job for job in jobs if not finished(job, staging)]
+    whole = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(jobs)}.pt"
+    todo = jobs if whole is not None and whole.is_file() else [job for job in jobs if not finished(job, staging)]
     if not todo:
         return
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(todo)}.pt"
