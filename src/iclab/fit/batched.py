@@ -22,8 +22,9 @@ What stays each member's own:
   computes on, unread. The group size, and with it every other member's round-off, is unchanged: the others' numbers
   are bit for bit those of the undisturbed group. The job writes the other members (into the checkpoint folder, as a
   finished member waits there), then stops with the diverged one's message. A rerun finds them written and trains
-  the diverged member from step 0 as a group of one; it diverges again unless its spec changes, as a model alone
-  would. Once every member has diverged, the run stops at the read that finds it.
+  the diverged member from step 0 as a group of one, whose round-off differs from a group of two or more (measured:
+  docs/measurements.md#batched-gpt-2s); it diverges again unless its spec changes, as a model alone would. Once
+  every member has diverged, the run stops at the read that finds it.
 A group's checkpoint is one file (``<group hash>.pt``, ``group_hash``: the hash of its members' hashes), written
 atomically, so that a kill never leaves its members at different steps. Batched round-off is not bit for bit that of
 a model trained alone: the group size changes the kernels' blocking.
