@@ -279,5 +279,23 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
         ["float32 (not rounded)"]] * 3
     batched = rows[7]  # on the CPU: round-off apart from the models alone, and a member the same at G = 2 and 4
     assert batched["group_size"] == 4 and batched["same_in_a_group_of_two"] is True
-    assert 0 <= batched["loss_rel_vs_alone"] < 1e-6 and 0 <= batched["gradient_rel_vs_alone"] < 4 * 2**-23
+    # alone and batched are other computations (mm against bmm): apart by round-off on every CPU capability tried
+    assert 0 <= batched["loss_rel_vs_alone"] < 1e-6 and 0 < batched["gradient_rel_vs_alone"] < 4 * 2**-23
     assert [r["numerics"] for r in rows[2]["rows"]] == ["float32", "tf32", "bfloat16"]
+
+
+def test_the_batched_agreement_is_read_by_hand():
+    """Two members, by hand: losses 2 and 4 against 2.5 and 4 (relative 0.25 and 0), gradients (1, −4) and (2, 0)
+    against (1.5, −4) and (2, 0.1) (0.5 of 4, 0.1 of 2: 0.125 and 0.05). The group of two, reordered, holds the same
+    members bit for bit; one gradient moved by 2⁻²⁰ is not the same."""
+    from iclab.compute.gpu_backlog import agreement
+
+    member = lambda loss, grad: (torch.tensor(loss), {"w": torch.tensor(grad)})  # noqa: E731
+    alone = [member(2.0, [1.0, -4.0]), member(4.0, [2.0, 0.0])]
+    batched = [member(2.5, [1.5, -4.0]), member(4.0, [2.0, 0.1])]
+    row = agreement(alone, batched, [batched[1], batched[0]])
+    assert row == {"loss_rel_vs_alone": 0.25, "gradient_rel_vs_alone": pytest.approx(0.125),
+                   "same_in_a_group_of_two": True}
+    assert agreement(alone, batched, [member(4.0, [2.0, 0.1 + 2**-20]), batched[0]])["same_in_a_group_of_two"] is False
+    assert agreement(alone, batched, [batched[1], member(2.5, [1.5, -4.0 + 2**-20])])["same_in_a_group_of_two"] is False
+    assert agreement(alone, batched, [member(4.5, [2.0, 0.1]), batched[0]])["same_in_a_group_of_two"] is False

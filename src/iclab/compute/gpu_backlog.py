@@ -12,7 +12,7 @@ the rest run.
 3. ``tf32 rounding``: single products on the card with TF32 on, bit for bit against each way of rounding their
    factors (``ROUNDING_PRODUCTS``): which rounding cuBLAS applies, and which shapes it leaves in float32 — what
    ``iclab.fit.tf32`` infers from one agreement row.
-4. ``batched agreement`` (issue 99): one step of ``BATCHED_SEEDS``' probe GPT-2s as one batched group
+4. ``batched agreement`` (issue 99; the backlog's fifth row in docs/gpu_node.md, after four rounding products): one step of ``BATCHED_SEEDS``' probe GPT-2s as one batched group
    (``iclab.fit.batched``) against each trained alone, the loss and gradients' largest differences relative to the
    member's largest gradient entry; and whether the last member's loss and gradients are bit for bit the same in a
    group of two, first, as in the group of four, last (on this CPU they are, for any G ≥ 2: the naming of batched
@@ -112,23 +112,31 @@ def first_step(jobs: list[TrainJob], device: torch.device, batched: bool) -> lis
 
 
 def batched_agreement(shape: Shape, device: torch.device) -> dict[str, Any]:
-    """Row 4 of the module's note at ``shape`` (a float32 GPT-2)."""
+    """Row 5 of the module's note at ``shape`` (a float32 GPT-2)."""
     jobs = [TrainJob.from_dict(shape.spec | {"seed": seed}) for seed in BATCHED_SEEDS]
     alone, four = first_step(jobs, device, batched=False), first_step(jobs, device, batched=True)
     two = first_step([jobs[-1], jobs[0]], device, batched=True)
+    return {"row": "batched agreement", "shape": shape.experiment, "group_size": len(jobs),
+            **agreement(alone, four, two)}
+
+
+def agreement(alone: list[tuple], batched: list[tuple], regrouped: list[tuple]) -> dict[str, Any]:
+    """From (loss, {name: gradient}) per member: the largest loss difference, batched against alone, relative to the
+    loss; the largest gradient difference relative to the member's largest gradient entry; and whether the last and
+    first members of ``batched`` are bit for bit ``regrouped``'s first and second (a group of two, reordered)."""
 
     def relative(a: tuple, b: tuple) -> tuple[float, float]:
         scale = max(float(g.abs().max()) for g in a[1].values())
         return (abs(float(b[0] - a[0])) / abs(float(a[0])),
                 max(float((b[1][name] - g).abs().max()) for name, g in a[1].items()) / scale)
 
-    differences = [relative(a, b) for a, b in zip(alone, four)]
-    same = all(torch.equal(a[0], b[0]) and all(torch.equal(a[1][n], b[1][n]) for n in a[1])
-               for a, b in ((four[-1], two[0]), (four[0], two[1])))
-    return {"row": "batched agreement", "shape": shape.experiment, "group_size": len(jobs),
-            "loss_rel_vs_alone": max(d[0] for d in differences),
+    def identical(a: tuple, b: tuple) -> bool:
+        return torch.equal(a[0], b[0]) and all(torch.equal(a[1][name], b[1][name]) for name in a[1])
+
+    differences = [relative(a, b) for a, b in zip(alone, batched)]
+    return {"loss_rel_vs_alone": max(d[0] for d in differences),
             "gradient_rel_vs_alone": max(d[1] for d in differences),
-            "same_in_a_group_of_two": same}
+            "same_in_a_group_of_two": identical(batched[-1], regrouped[0]) and identical(batched[0], regrouped[1])}
 
 
 def shape_of(shapes: list[Shape], experiment: str) -> Shape:
