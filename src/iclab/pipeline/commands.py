@@ -327,7 +327,6 @@ def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
     kill while the members were being written retrains none in a smaller group; without one, only the unfinished
     members train. A member that diverged is not written: after the others are, the job stops with its message, and
     a rerun trains it again (a group of the unfinished members only)."""
-    from iclab.atomic import remove_leftovers
     from iclab.errors import TrainingDiverged
     from iclab.fit.batched import group_hash
     from iclab.fit.sgd import fit_group
@@ -344,9 +343,7 @@ def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
         if g not in diverged:
             save_model(staging / f"{job.hash}.nc", job, model, record)
             log.info("wrote %s", staging / f"{job.hash}.nc")
-    if checkpoint is not None:
-        checkpoint.unlink(missing_ok=True)
-        remove_leftovers(checkpoint)
+    discard_checkpoint(checkpoint)
     if diverged:
         raise TrainingDiverged("; ".join(f"[{todo[g].hash}] {message}" for g, message in diverged.items())
                                + f" ({len(todo) - len(diverged)} other model(s) of the batched group written)")
@@ -354,7 +351,6 @@ def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
 
 def train_one(job, staging: Path, args: argparse.Namespace) -> None:
     """Train ``job`` (a ``TrainJob``) into ``staging/<hash>.nc`` unless a finished cube of its spec is there."""
-    from iclab.atomic import remove_leftovers
     from iclab.fit.fitters import fitter
     from iclab.store.trained import save_model
 
@@ -369,9 +365,16 @@ def train_one(job, staging: Path, args: argparse.Namespace) -> None:
     )
     save_model(out, job, model, record)
     log.info("wrote %s", out)
+    discard_checkpoint(checkpoint)
+
+
+def discard_checkpoint(checkpoint: Path | None) -> None:
+    """A finished job's checkpoint, and any write of it that a kill interrupted."""
+    from iclab.atomic import remove_leftovers
+
     if checkpoint is not None:
         checkpoint.unlink(missing_ok=True)
-        remove_leftovers(checkpoint)  # a checkpoint write that a kill interrupted
+        remove_leftovers(checkpoint)
 
 
 def named_values(items: list[str], option: str, what: str) -> dict[str, str]:
