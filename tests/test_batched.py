@@ -246,8 +246,8 @@ def test_a_group_killed_between_checkpoints_resumes_to_the_uninterrupted_numbers
 
 
 def test_the_cli_trains_a_batched_group_and_a_saved_member_predicts_as_it_was_trained(tmp_path: Path):
-    jobs = [group_job("token_matrix_no_mlp", seed, steps=5) for seed in (0, 1)]
-    main(["train", "--batched", "--spec", *(canonical_json(j.to_dict()) for j in jobs), "--out-dir", str(tmp_path)])
+    jobs = [group_job("token_matrix_no_mlp", seed, steps=5, batched=True) for seed in (0, 1)]
+    main(["train", "--spec", *(canonical_json(j.to_dict()) for j in jobs), "--out-dir", str(tmp_path)])
     models, _, _, _ = train_group(jobs)
     xs, ys = fresh_prompts()
     for job, model in zip(jobs, models):
@@ -298,9 +298,18 @@ def test_a_group_of_other_shapes_or_configs_is_refused_before_any_work(tmp_path:
         check_group([group_job("token_matrix", 0, compile=True)])
     out = tmp_path / "never"
     with caplog.at_level(logging.ERROR, logger="iclab"), pytest.raises(SystemExit):  # the command, in this process
-        main(["train", "--batched", "--spec", json.dumps(base.to_dict()),
-              json.dumps(group_job("token_matrix", 1, lr=1e-3).to_dict()), "--out-dir", str(out)])
+        main(["train", "--spec", json.dumps(group_job("token_matrix", 0, batched=True).to_dict()),
+              json.dumps(group_job("token_matrix", 1, lr=1e-3, batched=True).to_dict()), "--out-dir", str(out)])
     assert "differs from spec 0" in caplog.text and not out.exists()
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="iclab"), pytest.raises(SystemExit):  # batched and not, in one job
+        main(["train", "--spec", json.dumps(group_job("token_matrix", 0).to_dict()),
+              json.dumps(group_job("token_matrix", 1, batched=True).to_dict()), "--out-dir", str(out)])
+    assert "train.batched is true in specs [1] only" in caplog.text and not out.exists()
+    with pytest.raises(UsageError, match=r"names a model trained in a batched group"):
+        train(group_job("token_matrix", 0, batched=True))
+    with pytest.raises(ValueError, match=r"train.batched with train.compile"):
+        group_job("token_matrix", 0, batched=True, compile=True)
 
 
 def test_a_model_group_stacks_one_architecture_without_buffers():
@@ -342,10 +351,10 @@ def test_a_group_killed_while_writing_its_members_resumes_whole(tmp_path: Path, 
     checkpoint (not the second member alone, a group of another size) and writes both as the uninterrupted run."""
     from iclab.store import trained
 
-    jobs = [group_job("token_matrix", seed, steps=5) for seed in (0, 1)]
+    jobs = [group_job("token_matrix", seed, steps=5, batched=True) for seed in (0, 1)]
     specs = [canonical_json(j.to_dict()) for j in jobs]
-    main(["train", "--batched", "--spec", *specs, "--out-dir", str(tmp_path / "reference")])
-    args = ["train", "--batched", "--spec", *specs, "--out-dir", str(tmp_path / "out"), "--checkpoint-dir",
+    main(["train", "--spec", *specs, "--out-dir", str(tmp_path / "reference")])
+    args = ["train", "--spec", *specs, "--out-dir", str(tmp_path / "out"), "--checkpoint-dir",
             str(tmp_path / "checkpoints"), "--checkpoint-every", "2"]
     original, written = trained.save_model, []
 
@@ -367,3 +376,34 @@ def test_a_group_killed_while_writing_its_members_resumes_whole(tmp_path: Path, 
     for job in jobs:
         xr.testing.assert_identical(read_cube(tmp_path / "out" / f"{job.hash}.nc").drop_attrs(),
                                     read_cube(tmp_path / "reference" / f"{job.hash}.nc").drop_attrs())
+
+
+def test_a_new_seed_trains_alone_in_its_renamed_group_to_the_numbers_of_the_whole_group(tmp_path: Path, caplog):
+    """The naming's premise (plan.py, batched_training): group {0, 1} trained, then seed 2 added. The renamed
+    group's job reuses members 0 and 1 (linked, not retrained) and trains seed 2 only, as a group of one beside its
+    discarded copy; seed 2's cube is the cube of the whole group {0, 1, 2} trained from scratch, bit for bit."""
+    jobs = [group_job("token_matrix", seed, steps=5, batched=True) for seed in range(3)]
+    specs = [canonical_json(j.to_dict()) for j in jobs]
+    models = tmp_path / "models"
+    main(["train", "--spec", *specs[:2], "--out-dir", str(models / "first")])
+    with caplog.at_level(logging.INFO, logger="iclab"):
+        main(["train", "--spec", *specs, "--out-dir", str(models / "renamed"), "--reuse-dir", str(models)])
+    reused = {job.hash for job in jobs if f"[{job.hash}] trained earlier in group first: reused" in caplog.text}
+    assert reused == {jobs[0].hash, jobs[1].hash}
+    assert f"[{jobs[2].hash}] final loss" in caplog.text and f"[{jobs[0].hash}] final loss" not in caplog.text
+    for job in jobs[:2]:
+        assert (models / "renamed" / f"{job.hash}.nc").samefile(models / "first" / f"{job.hash}.nc")
+    main(["train", "--spec", *specs, "--out-dir", str(tmp_path / "whole")])
+    for job in jobs:
+        xr.testing.assert_identical(read_cube(models / "renamed" / f"{job.hash}.nc").drop_attrs(),
+                                    read_cube(tmp_path / "whole" / f"{job.hash}.nc").drop_attrs())
+    # a cube of another spec under the reuse folder is not taken for this one
+    other = group_job("token_matrix", 0, steps=6, batched=True)
+    (models / "first" / f"{jobs[0].hash}.nc").unlink()
+    (models / "renamed" / f"{jobs[0].hash}.nc").unlink()
+    main(["train", "--spec", canonical_json(other.to_dict()), "--out-dir", str(models / "other")])
+    (models / "other" / f"{other.hash}.nc").rename(models / "other" / f"{jobs[0].hash}.nc")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="iclab"):
+        main(["train", "--spec", specs[0], "--out-dir", str(tmp_path / "again"), "--reuse-dir", str(models)])
+    assert "reused" not in caplog.text and f"[{jobs[0].hash}] final loss" in caplog.text

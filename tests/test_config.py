@@ -198,6 +198,51 @@ def test_models_that_train_in_seconds_share_a_job_per_task_and_training_config_a
     assert set(gpt2) <= set(more.groups)
 
 
+def without_batched(spec: dict) -> dict:
+    return spec | {"train": {k: v for k, v in spec["train"].items() if k != "batched"}}
+
+
+def test_batched_training_groups_gpt2s_by_shape_and_a_new_seed_renames_only_its_group(default_config):
+    """Under batched_training each GPT-2 is the default's spec plus train.batched (every other model keeps its
+    name); one group holds the GPT-2s of one architecture, training config and task shape, across experiments and
+    task distributions. A new seed of ltb_table1 adds its two GPT-2s and renames only the two groups they join,
+    whose other members keep their names (``iclab train --reuse-dir`` then trains only the new ones)."""
+    from iclab.store.jobs import TrainJob
+
+    unbatched = build_plan(validate(copy.deepcopy(default_config)))
+    batched_config = copy.deepcopy(default_config) | {"batched_training": True}
+    plan = build_plan(validate(copy.deepcopy(batched_config)))
+    gpt2 = {h for h, job in plan.train.items() if job.model["name"] == "gpt2"}
+    assert gpt2 and all(plan.train[h].batched for h in gpt2)
+    assert set(plan.train) - gpt2 == {h for h, job in unbatched.train.items() if job.model["name"] != "gpt2"}
+    assert ({TrainJob.from_dict(without_batched(plan.train[h].to_dict())).hash for h in gpt2}
+            == {h for h, job in unbatched.train.items() if job.model["name"] == "gpt2"})
+    # the probes' group by hand: the κ = 1 GPT-2 of probe_layers, probe_similarity and probe_illconditioned (seeds
+    # 0, 1, 2, shared) and probe_illconditioned's κ = 100 GPT-2 (seed 0): one architecture and shape, two tasks
+    probes = {m["hash"] for name in ("probe_layers", "probe_similarity", "probe_illconditioned")
+              for s in plan.settings[name].values() for m in s.models if m["hash"] in gpt2}
+    assert len(probes) == 4 and len({plan.group_of[h] for h in probes}) == 1
+    assert sorted(plan.train[h].seed for h in probes) == [0, 0, 1, 2]
+    # ltb_table1's GPT-2 with and without its MLP: two architectures, two groups of 3 seeds
+    table1 = {plan.group_of[m["hash"]] for s in plan.settings["ltb_table1"].values() for m in s.models
+              if plan.train[m["hash"]].model["name"] == "gpt2"}
+    assert sorted(len(plan.groups[g]) for g in table1) == [6, 6]  # 3 seeds × the table's two sweep points (‖β*‖)
+    more = copy.deepcopy(batched_config)
+    more["experiments"]["ltb_table1"]["seeds"] = [0, 1, 2, 3]
+    after = build_plan(validate(more))
+    added = set(after.train) - set(plan.train)
+    assert set(plan.train) <= set(after.train)  # no model renamed
+    added_gpt2 = {h for h in added if after.train[h].model["name"] == "gpt2"}
+    assert {after.train[h].seed for h in added} == {3}
+    gpt2_groups = {g for g in plan.groups if plan.train[plan.groups[g][0]].model["name"] == "gpt2"}
+    renamed = gpt2_groups - set(after.groups)
+    assert renamed == table1  # only the two groups the new GPT-2s join; every other GPT-2 group keeps its name
+    for group in renamed:
+        new_group = after.group_of[plan.groups[group][0]]
+        assert set(after.groups[new_group]) - set(plan.groups[group]) == {
+            h for h in added_gpt2 if after.group_of[h] == new_group} and len(after.groups[new_group]) == 8
+
+
 def test_a_model_can_have_its_own_training_config(default_config):
     """lsa_shifts: GPT-2 trains with its own config on the LSA's task; the LSA's models are unchanged."""
     plan = build_plan(validate(default_config))

@@ -1,7 +1,9 @@
 rule train:
     """One model group (plan.model_groups: the models that train in seconds on one task and training config, every
-    seed, else one model) in one job; each model is named by the hash of its training spec and resumes from its own
-    checkpoint."""
+    seed; under batched_training, the GPT-2s of one architecture, training config and task shape as one batched
+    model; else one model) in one job; each model is named by the hash of its training spec and resumes from its own
+    checkpoint (a batched group from the group's). A batched member that an earlier plan's group trained is reused
+    from results/models, not retrained."""
     output:
         directory(res("models/{group}")),
     log:
@@ -22,6 +24,7 @@ rule train:
         specs=lambda w: " ".join(shlex.quote(canonical_json(spec)) for spec in group_specs(w)),
         # Outside output: Snakemake deletes outputs before a job starts, never this.
         checkpoints=res("checkpoints"),
+        reuse=res("models"),
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
         prefetch=LOOP["prefetch"],
@@ -31,5 +34,5 @@ rule train:
     shell:
         "{params.hide_gpu}python -m iclab train --spec {params.specs} --out-dir {output} --checkpoint-dir {params.checkpoints}"
         " --checkpoint-every {params.checkpoint_every} --log-every {params.log_every} --prefetch {params.prefetch}"
-        " --threads {threads}"
+        " --threads {threads} --reuse-dir {params.reuse}"
         " > {log} 2>&1"

@@ -42,10 +42,10 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from iclab.errors import UsageError
+from iclab.fit.configs import BATCHABLE_MODELS
 from iclab.hashing import spec_hash
 from iclab.tasks import Batch, task_from_dict
 
-BATCHABLE_MODELS = ("gpt2",)  # the LSTM's aten::lstm has no vmap batching rule
 
 SEPARATOR = "/"  # replaces the dots of a member's parameter names in the group's (ParameterDict keys have no dots)
 

@@ -13,6 +13,9 @@ STAGE1_QUERIES = ("last", "all")
 
 VARIANTS = ("attention", "static", "modified")
 
+BATCHABLE_MODELS = ("gpt2",)  # models that train in batched groups (iclab.fit.batched; the LSTM's aten::lstm has no
+# vmap batching rule)
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -35,10 +38,13 @@ class TrainConfig:
     cuda_graphs: bool = schema_default("train", "cuda_graphs")  # with compile, on CUDA: the step as CUDA graphs
     pad_points: int | None = None  # curriculum stages trained at lengths rounded up to multiples of this
     allow_nondeterministic: bool = schema_default("train", "allow_nondeterministic")  # CUDA: run ops without one
+    batched: bool = False  # trained in a batched group (the config's batched_training): a name of its own
 
     def __post_init__(self) -> None:
         if self.cuda_graphs and not self.compile:
             raise ValueError("train.cuda_graphs needs train.compile: true (CUDA graphs replay the compiled step)")
+        if self.batched and self.compile:
+            raise ValueError("train.batched with train.compile: compiled batched groups are not built")
 
 
 @dataclass(frozen=True)

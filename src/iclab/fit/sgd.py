@@ -379,6 +379,9 @@ def train(
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
     ``train.snapshot_every`` is set).
     """
+    if job.train.batched:
+        raise UsageError(f"[{job.hash}] train.batched: true names a model trained in a batched group; train it with "
+                         "its group (train_group, or `iclab train` with every member's spec), not alone")
     models, losses, snapshots, _ = train_models([job], batched=False, checkpoint=checkpoint,
                                                 checkpoint_every=checkpoint_every, log_every=log_every,
                                                 prefetch=prefetch)
@@ -392,10 +395,18 @@ def train_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every:
     group in one file, divergence checks and progress lines, one per model).
 
     Returns each model (its own weights, as trained alone would leave them), the loss of every step (G, steps), each
-    model's snapshots, and the members that diverged (their index → message), whose records end there."""
+    model's snapshots, and the members that diverged (their index → message), whose records end there.
+
+    A group of one trains beside a copy of itself, which is then dropped: every member trains at G ≥ 2, where (on
+    the CPUs measured) its numbers do not depend on G, its slot or its companions; at G = 1 they round otherwise
+    (docs/measurements.md#batched-gpt-2s). So a member has one result whichever group trains it (``plan``'s names)."""
     check_group(jobs)
-    return train_models(jobs, batched=True, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                        log_every=log_every, prefetch=prefetch)
+    members = list(jobs) if len(jobs) > 1 else [jobs[0], jobs[0]]
+    models, losses, snapshots, diverged = train_models(
+        members, batched=True, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every,
+        prefetch=prefetch)
+    kept = len(jobs)
+    return models[:kept], losses[:kept], snapshots[:kept], {g: m for g, m in diverged.items() if g < kept}
 
 
 def seeded_model(job, task: Task, device: torch.device) -> nn.Module:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -77,27 +78,25 @@ def arguments_train(s: argparse.ArgumentParser) -> None:
     s.add_argument("--prefetch", choices=("auto", "always", "never"), default="auto",
                    help="make gradient-step fits' batches ahead in a thread (auto: on CUDA)")
     s.add_argument("--threads", type=positive_int, default=1)
-    s.add_argument("--batched", action="store_true",
-                   help="train the specs as one batched group: GPT-2s of one architecture, training config and task "
-                        "shape, one forward and backward pass for all (iclab.fit.batched)")
+    s.add_argument("--reuse-dir", type=Path, default=None,
+                   help="a batched group's member that a finished group holds here (<group>/<hash>.nc, its spec "
+                        "checked) is reused, not retrained: results/models, where an earlier plan's groups are")
 
 
 def run_train(args: argparse.Namespace) -> None:
-    """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``, or (``--batched``) all as one group,
-    resuming from ``<checkpoint-dir>/<group hash>.pt``. With a checkpoint directory a finished model waits there as
-    ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only the rest) until every model is done; then
-    all move into ``--out-dir`` (which Snakemake deletes before the job starts)."""
+    """Each model in turn, each resuming from ``<checkpoint-dir>/<hash>.pt``, or, where the specs say
+    ``train.batched``, all as one group, resuming from ``<checkpoint-dir>/<group hash>.pt``. With a checkpoint
+    directory a finished model waits there as ``<hash>.nc`` (kept if the job is stopped later, so a rerun trains only
+    the rest) until every model is done; then all move into ``--out-dir`` (which Snakemake deletes before the job
+    starts)."""
     from iclab.store.jobs import TrainJob
 
     set_threads(args.threads)
     jobs = [from_spec(TrainJob, spec, "training (TrainJob)") for spec in args.spec]  # every spec checked first
-    if args.batched:
-        from iclab.fit.batched import check_group
-
-        check_group(jobs)
+    batched = is_batched_group(jobs)
     staging = args.out_dir if args.checkpoint_dir is None else args.checkpoint_dir
     staging.mkdir(parents=True, exist_ok=True)
-    if args.batched:
+    if batched:
         train_batched(jobs, staging, args)
     else:
         for job in jobs:
@@ -309,6 +308,48 @@ def run_claims(args: argparse.Namespace) -> None:
     log.info("wrote %s.{csv,md,html}:\n%s", args.out, markdown(table))
 
 
+def is_batched_group(jobs: list) -> bool:
+    """Whether ``jobs`` are a batched group (every spec's ``train.batched``; ``batched.check_group`` passed), or
+    models to train one by one (none's); a mix is refused before any work."""
+    from iclab.errors import UsageError
+    from iclab.fit.batched import check_group
+
+    flags = [job.batched for job in jobs]
+    if any(flags) and not all(flags):
+        raise UsageError(f"--spec: train.batched is true in specs {[g for g, f in enumerate(flags) if f]} only: a "
+                         "job trains one batched group (every spec batched) or models one by one (none)")
+    if all(flags):
+        check_group(jobs)
+    return all(flags)
+
+
+def reuse(job, staging: Path, reuse_dir: Path | None) -> bool:
+    """Whether a finished group under ``reuse_dir`` holds ``job``'s model (``<group>/<hash>.nc`` of its spec): then
+    linked (or copied) into ``staging`` and logged, so that a renamed group trains only its new members."""
+    from iclab.atomic import atomic_write
+    from iclab.store.cubes import cube_spec, read_cube
+    from iclab.store.trained import MODEL_KIND
+
+    if reuse_dir is None:
+        return False
+    for found in sorted(reuse_dir.glob(f"*/{job.hash}.nc")):
+        if cube_spec(read_cube(found, kind=MODEL_KIND)) != job.to_dict():
+            continue
+        atomic_write(staging / f"{job.hash}.nc", lambda temporary: link_or_copy(found, temporary))
+        log.info("[%s] trained earlier in group %s: reused, not retrained", job.hash, found.parent.name)
+        return True
+    return False
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """``target`` (an empty temporary file) replaced by a hard link to ``source``, or a copy across file systems."""
+    target.unlink()
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def finished(job, staging: Path) -> bool:
     """Whether ``staging/<hash>.nc`` holds ``job``'s finished model (logged)."""
     from iclab.store.cubes import cube_spec, read_cube
@@ -333,7 +374,10 @@ def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
     from iclab.store.trained import save_model
 
     whole = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(jobs)}.pt"
-    todo = jobs if whole is not None and whole.is_file() else [job for job in jobs if not finished(job, staging)]
+    if whole is not None and whole.is_file():
+        todo = jobs
+    else:
+        todo = [job for job in jobs if not finished(job, staging) and not reuse(job, staging, args.reuse_dir)]
     if not todo:
         return
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(todo)}.pt"

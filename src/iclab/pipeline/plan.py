@@ -14,15 +14,17 @@ from typing import Any
 from iclab.errors import ExperimentError
 from iclab.experiments import registry
 from iclab.experiments.base import Setting, SweepPoint, sweep_order
+from iclab.fit.configs import BATCHABLE_MODELS
 from iclab.hashing import canonical_json, spec_hash
-from iclab.store.jobs import DataJob, OptimumJob, TrainJob
+from iclab.store.jobs import DataJob, OptimumJob, TrainJob, learner_label
 from iclab.learners.tuning import TUNED
 
 
 # Models that train in seconds, less than a job's start-up (~3 s of imports): every seed of every such model with
 # one task and one training config trains in one job (ltb_gap's LSA, LTB and GD-β of a task: one job, not three).
 # Other models (GPT-2, LSTM, the two-stage fits) train in a job each, so that adding a seed retrains none of the
-# others.
+# others; under the config's batched_training, GPT-2s train in batched groups (``group_key``), and a member that a
+# group of an earlier plan trained is reused, not retrained (``iclab train --reuse-dir``).
 GROUPED_MODELS = ("lsa", "ltb", "gd_beta", "mean_field", "feature_attention")
 
 
@@ -79,8 +81,9 @@ def check_eval_prompts(experiment: str, point: SweepPoint, n_prompts: int) -> No
 
 def model_groups(train: dict[str, TrainJob]) -> dict[str, tuple[str, ...]]:
     """The training jobs' groups, one job each: for ``GROUPED_MODELS``, every model and seed with one task and one
-    training config; each model alone otherwise. A group is named by the hash of its members' hashes (ordered by
-    model spec, then seed)."""
+    training config; for batched GPT-2s (``train.batched``), every one of one architecture, training config and
+    task shape; each model alone otherwise. A group is named by the hash of its members' hashes (ordered by model
+    spec, then seed)."""
     by_key: dict[str, list[str]] = {}
     for model_hash, job in train.items():
         by_key.setdefault(group_key(job), []).append(model_hash)
@@ -92,11 +95,29 @@ def model_groups(train: dict[str, TrainJob]) -> dict[str, tuple[str, ...]]:
 
 
 def group_key(job: TrainJob) -> str:
-    """What the models of one training job share: task and training config (``GROUPED_MODELS``), else the spec."""
+    """What the models of one training job share: task and training config (``GROUPED_MODELS``); a batched GPT-2's
+    architecture (its label aside), training config and task shape (d, points), not its seed or task distribution
+    (``fit.batched.check_group``); else the whole spec."""
     spec = job.to_dict()
     if job.model["name"] in GROUPED_MODELS:
         return canonical_json({"task": spec["task"], "train": spec["train"]})
+    if job.batched:
+        task = job.training_task()
+        architecture = {k: v for k, v in job.model.items() if k != "label"}
+        return canonical_json({"model": architecture, "train": spec["train"], "d": task.d, "n_points": task.n_points})
     return canonical_json(spec)
+
+
+def batched_train(config: dict[str, Any], experiment: str, model: dict[str, Any], train: dict[str, Any]
+                  ) -> dict[str, Any]:
+    """``train`` with ``batched: true`` for a GPT-2 under the config's ``batched_training`` (its name then says how
+    it trained: batched kernels round otherwise than one model's); unchanged otherwise, and so every hash."""
+    if not config.get("batched_training") or model["name"] not in BATCHABLE_MODELS:
+        return train
+    if train.get("compile"):
+        raise ExperimentError(f"{experiment}: batched_training with train.compile: true (learner "
+                              f"{learner_label(model)!r}); compiled batched groups are not built: set one false")
+    return train | {"batched": True}
 
 
 def with_holdout_prompts(analysis: dict[str, Any], baselines: list[str], evaluation: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +150,8 @@ def build_plan(config: dict[str, Any]) -> Plan:
             for model_spec in point.models:
                 for seed in exp_cfg.get("seeds", config["seeds"]):
                     spec = {"model": model_spec, "task": point.task_for(model_spec), "seed": seed}
-                    job = TrainJob.from_dict(spec | {"train": point.train_for(model_spec)})
+                    train = batched_train(config, name, model_spec, point.train_for(model_spec))
+                    job = TrainJob.from_dict(spec | {"train": train})
                     check_positions(name, job)
                     plan.train[job.hash] = job
                     models.append({"label": job.label, "seed": seed, "hash": job.hash, "job": job.to_dict()})

@@ -80,6 +80,7 @@ LATER_FIELDS = {
     "pad_points": None,
     "allow_nondeterministic": False,
     "max_chunks": None,
+    "batched": False,
 }
 
 
@@ -114,6 +115,11 @@ class TrainJob:
     @property
     def hash(self) -> str:
         return spec_hash(self.to_dict())
+
+    @property
+    def batched(self) -> bool:
+        """Whether the model trains in a batched group (``train.batched``: a key of gradient-step fitters only)."""
+        return getattr(self.train, "batched", False)
 
     @property
     def label(self) -> str:
