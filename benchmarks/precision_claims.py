@@ -1,4 +1,6 @@
-"""Fu et al.'s probe experiments trained in float32, emulated TF32 and bf16, against each claim (issue 97).
+"""Fu et al.'s probe experiments trained in float32, emulated TF32 and bf16, against each claim (issue 97); also
+any two arms of one config, as probe_layers and ltb_table1 trained alone and in batched groups (issue 99:
+``--experiments probe_layers ltb_table1 --out benchmarks/results/batched_claims.json``).
 
     PYTHONPATH=src python benchmarks/precision_claims.py --arm float32=DIR --arm tf32=DIR --arm bfloat16=DIR \
         [--kernels OTHER_CPU_CUBES THIS_CPU_CUBES]     # writes benchmarks/results/precision_claims.json
@@ -33,6 +35,7 @@ from iclab.atomic import write_text
 
 OUT = Path(__file__).resolve().parent / "results" / "precision_claims.json"
 EXPERIMENTS = ("probe_layers", "probe_similarity", "probe_illconditioned", "probe_hidden_size")
+OTHER_EXPERIMENTS = ("ltb_table1",)  # compared only when asked (--experiments)
 SAME_ACROSS_SEEDS = 1e-6  # a spread below this share of the value is round-off (layer 0's probe reads no weights)
 MEDIAN_RATIO = 0.5  # "well inside the spread": the typical paired difference at most half a seed sd
 
@@ -57,7 +60,13 @@ def quantities(name: str, cube_dir: Path) -> list[dict]:
     position (probe_layers), or each probed model's best Similarity of Errors with Newton and with GD and the
     iteration count and step count where it peaks (the similarity experiments; at each condition number); by hidden
     size, the error past d examples and at the last position (probe_hidden_size)."""
-    cube = xr.open_dataset(cube_dir / f"{name}.nc", engine="netcdf4").squeeze("d", drop=True)
+    cube = xr.open_dataset(cube_dir / f"{name}.nc", engine="netcdf4")
+    if "beta_star_norm" in cube.dims:  # ltb_table1: each trained learner's final-query risk at each ‖β*‖
+        return [{"claim": f"final-query risk: {learner} at ‖β*‖ = {norm:g}",
+                 "per_seed": {"measured": [float(v) for v in cube.query_risk.sel(learner=learner,
+                                                                                  beta_star_norm=norm).values]}}
+                for learner in cube.learner.values for norm in cube.beta_star_norm.values]
+    cube = cube.squeeze("d", drop=True)
     if "hidden" in cube.dims:
         return [{"claim": f"{what}: hidden {hidden}", "per_seed": {"measured": [float(v) for v in curve.values]}}
                 for hidden in cube.hidden.values
@@ -121,8 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arm", action="append", required=True, metavar="NAME=DIR",
                         help="a precision and the folder of its cubes; the first is the reference")
-    parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS), choices=EXPERIMENTS,
-                        help="the experiments compared (default: all four)")
+    parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS),
+                        choices=EXPERIMENTS + OTHER_EXPERIMENTS,
+                        help="the experiments compared (default: the four probe experiments)")
     parser.add_argument("--out", type=Path, default=OUT, help="the record (default: %(default)s)")
     parser.add_argument("--kernels", nargs=2, metavar=("OTHER", "THIS"),
                         help="two folders of cubes of one config on two CPUs' kernels")

@@ -357,3 +357,77 @@ def test_the_committed_cluster_requests_record_is_what_cluster_py_requests_now()
     committed = json.loads((ROOT / "benchmarks/results/cluster_requests.json").read_text())
     assert json.loads(json.dumps(cluster_requests_module().cluster_requests(ROOT))) == committed, \
         "stale: rerun python benchmarks/cluster_requests.py"
+
+
+def batched_single_index(members: int, steps: int | None = None) -> list[dict]:
+    """``members`` specs of gpu_node's single_index GPT-2 (12 × 256, 257 points, bf16), batched, seeds apart."""
+    from iclab.compute.gpu_check import tier_shapes
+
+    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
+    train = spec["train"] | {"batched": True} | ({} if steps is None else {"steps": steps})
+    return [spec | {"train": train, "seed": seed} for seed in range(members)]
+
+
+def test_a_batched_groups_gpu_step_by_hand():
+    """single_index's GPT-2 (its member alone: host 52.12 ms from the anchors; device 2.3953e12 FLOPs and 2.164 ms of
+    bytes). A batched group of 4, conservative: the host 2.0 × 52.12 = 104.24 ms; the device 4 × (2.3953e12 / (0.12
+    × 989e12) + 2.164 ms) = 4 × 22.347 = 89.39 ms: 104.24 ms (host-bound; one model alone's 52.12, or 4 of them one
+    after another 208.5). Central: host 1.72 × 52.12 = 89.65 ms, device 4 × (9.688 + 2.164) = 47.41: 89.65. At 16:
+    device 16 × 22.347 = 357.6 ms (15 members would give 335.2). 1,000 steps of the group of 4: 300 s of start-up +
+    104.24 s = 404.24 s, where the same models one after another take 300 + 4 × 52.12 = 508.48 s."""
+    group = batched_single_index(4, steps=1000)
+    size = cluster.model_size(group[0])
+    assert size.flops_per_step == 2_395_342_503_936
+    conservative, central, optimistic = cluster.BATCHED_SCENARIOS
+    assert cluster.group_step_seconds(group) == pytest.approx(0.10424, rel=1e-9)
+    assert cluster.group_step_seconds(group, scenario=central) == pytest.approx(1.72 * 0.05212, rel=1e-9)
+    member = 2_395_342_503_936 / (0.12 * 989e12) + (2 * 3_435_921_408 + 40 * 9_437_184) / 3.35e12
+    assert member == pytest.approx(0.022347, abs=1e-6)
+    assert cluster.group_step_seconds(batched_single_index(16)) == pytest.approx(16 * member, rel=1e-9)
+    assert cluster.group_seconds(group) == pytest.approx(404.24, rel=1e-9)
+    unbatched = [spec | {"train": spec["train"] | {"batched": False}} for spec in group]
+    assert cluster.group_seconds(unbatched) == pytest.approx(508.48, rel=1e-9)
+    assert optimistic.efficiency["float32"] > central.efficiency["float32"] > conservative.efficiency["float32"]
+
+
+def test_a_batched_groups_memory_requests_by_hand():
+    """single_index's member on a GPU keeps 16 × 9,437,184 + 3,435,921,408 = 3,586,916,352 B. A batched group of 4:
+    one CUDA context 1e9 + 4 × that = 15,347,665,408 B, × 2 = 30,695 MB → 31,000 MB (the largest member's 9,500; a
+    context a member 37,000; 4 members' reservations 38,000). A batched group of one trains a discarded copy
+    beside it: 1e9 + 2 × 3,586,916,352, × 2 → 16,500 (alone, 9,500). Host, on the GPU: 1e9 (base) + 4 × 16 ×
+    9,437,184 + 1e9 (context) = 2,603,979,776 B, × 2 → 5,500 MB (a member's 4,500). Measured at 3,000 MiB a member:
+    1e9 + 4 × 3,145,728,000, × 2 = 27,166 → 27,500."""
+    group = batched_single_index(4)
+    assert cluster.group_device_memory_mb(group) == 31_000
+    assert cluster.group_device_memory_mb(group[:1]) == 16_500
+    assert cluster.device_memory_mb(group[0]) == 9_500
+    assert cluster.group_memory_mb(group) == 5_500
+    assert cluster.group_memory_mb(group, gpus_allowed=False) > cluster.group_memory_mb(group[:2], gpus_allowed=False)
+    rates = cluster.GpuRates(card="H100", fits={}, memory_mb={cluster.step_key(group[0]): 3_000.0})
+    assert cluster.group_device_memory_mb(group, rates=rates) == 27_500
+    assert cluster.group_device_memory_mb(group, gpus_allowed=False) == 0
+
+
+def test_a_group_is_timed_only_by_a_row_of_its_size(tmp_path: Path):
+    """A rates file with single_index's shape alone (0.034 s) and as a batched group of 4 (0.080 s): the group of 4
+    takes its row's 0.080; a group of 5 is estimated with its member's 0.034 (host 2 × 0.034 = 0.068 against a
+    device of 5 × 22.347 = 111.7 ms: 0.1117); one model takes 0.034, never the group's row. A file written before
+    the column reads every row as one model's."""
+    group = batched_single_index(4)
+    key = cluster.step_key(group[0])
+    flops = cluster.model_size(group[0]).flops_per_step
+    base = {"card": "H200", "key": key, "family": "gpt2", "precision": "bfloat16", "tf32": "false",
+            "compile": "false", "cuda_graphs": "false", "loop": "new", "flops_per_step": flops}
+    path = tmp_path / "rates.csv"
+    pd.DataFrame([base | {"seconds_per_step": 0.034, "group_size": 1},
+                  base | {"seconds_per_step": 0.080, "group_size": 4}]).to_csv(path, index=False)
+    rates = cluster.GpuRates.read(path)
+    assert cluster.group_step_seconds(group, rates) == pytest.approx(0.080)
+    member = 2_395_342_503_936 / (0.12 * 989e12) + (2 * 3_435_921_408 + 40 * 9_437_184) / 3.35e12
+    assert cluster.group_step_seconds(batched_single_index(5), rates) == pytest.approx(5 * member, rel=1e-9)
+    assert rates.step_seconds(group[0], flops) == pytest.approx(0.034)
+    assert cluster.group_gpu_basis(group, rates) == "measured on H200 at G = 4"
+    assert cluster.group_gpu_basis(batched_single_index(5), rates).startswith("G = 5 batched: estimated from one "
+                                                                              "member's step (measured on H200)")
+    pd.DataFrame([base | {"seconds_per_step": 0.034}]).to_csv(path, index=False)
+    assert cluster.GpuRates.read(path).shapes == {key: 0.034}

@@ -356,3 +356,49 @@ def test_packed_hours_at_each_familys_measured_gain_by_hand():
                                      device_mb=cluster.device_memory_mb(gpt2) + 1)  # holds one
     assert (crowded[0].by_memory, crowded[0].k, crowded[0].packed_s / 3600) == (1, 1, 48)
     assert crowded[0].basis == "k = 2 measured does not fit the card: one at a time"
+
+
+def test_batched_groups_pack_as_a_family_of_their_own_by_hand():
+    """Two GPT-2 jobs alone (10 h and 38 h) pack at the measured 1.5 (32 h); two batched groups of two (6 h and 8 h)
+    do not take that gain: they run one at a time (14 h), 46 h in all, until a gain is measured for batched groups
+    (then theirs, 2.0: 7 h, and not the models alone's)."""
+    from iclab.compute import packing
+
+    gpt2 = {"model": {"name": "gpt2", "n_embd": 8, "n_layer": 1, "n_head": 1}, "task": {"d": 3, "n_points": 6},
+            "train": {"steps": 10, "batch_size": 8}}
+    member = gpt2 | {"train": gpt2["train"] | {"batched": True}}
+    alone = {"spec": {"model": {"name": "gpt2"}}, "k": 2, "throughput_gain": 1.5, "card": "Card X",
+             "experiment": "single_index"}
+    jobs = [[gpt2], [gpt2], [member, member | {"seed": 1}], [member, member | {"seed": 1}]]
+    families = packing.family_packing(jobs, [10 * 3600, 38 * 3600, 6 * 3600, 8 * 3600], packing.gains([alone]))
+    assert [(f.family, f.jobs, f.k, f.packed_s / 3600) for f in families] == [("gpt2", 2, 2, 32),
+                                                                              ("gpt2 batched", 2, 1, 14)]
+    assert packing.packed_seconds(families) / 3600 == 46
+    grouped = {"spec": member, "k": 2, "throughput_gain": 2.0, "card": "Card X", "experiment": "probe_layers"}
+    measured = packing.gains([alone, grouped])
+    assert (measured["gpt2"].gain, measured["gpt2 batched"].gain) == (1.5, 2.0)
+    families = packing.family_packing(jobs, [10 * 3600, 38 * 3600, 6 * 3600, 8 * 3600], measured)
+    assert [f.packed_s / 3600 for f in families] == [32, 7]
+
+
+def test_a_batched_group_is_costed_once_from_its_smoke_twins_group_by_hand(tmp_path, gpu_tier):
+    """Under batched_training ltb_table1's two seeds of each GPT-2 are one group of 2; the smoke run keeps seed 0, a
+    group of one that trains beside a copy (2 members too). CPU: the start-up 3 s + (1000 steps × 0.2 s + the
+    job's rest 10 − 3 − 0.7 s) × 2/2 = 209.3 s (its members counted one by one: 415.6). GPU, the rates' fit 0.01 s +
+    1e-9 s a FLOP for one member alone, host-bound: conservative 300 + 1000 × 2.0 × (0.01 + FLOPs × 1e-9), central
+    and optimistic 1.72× (the device's 2 members at the peak shares take microseconds)."""
+    tier = validate(gpu_tier | {"batched_training": True})
+    rates = rates_file(tmp_path / "rates.csv", [(1e6, 0.011), (3e6, 0.013)])
+    table = cost_table(build_plan(tier), gpu_smoke_run(tmp_path / "smoke", tier), {"ltb_gap": [], "ltb_table1": []},
+                       rates)
+    gpt2 = table[(table["rule"] == "train") & (table["experiment"] == "ltb_table1")]
+    assert sorted(gpt2["what"]) == ["gpt2 ×2 batched", "gpt2_nomlp ×2 batched"]
+    for _, job in gpt2.iterrows():
+        alone = 0.01 + GPT2_FLOPS[job["what"].split(" ")[0]] * 1e-9
+        assert job["cpu_seconds"] == pytest.approx(3 + 1000 * 0.2 + (10 - 3 - 0.7))
+        assert job["gpu_seconds"] == pytest.approx(300 + 1000 * 2.0 * alone)
+        assert job["gpu_seconds_central"] == job["gpu_seconds_optimistic"] == pytest.approx(300 + 1000 * 1.72 * alone)
+        assert job["basis"] == ("measured; GPU G = 2 batched: estimated from one member's step (fitted on Card X) "
+                                "and peak shares")
+    total = totals(table).loc["ltb_table1"]
+    assert total["gpu_hours"] > total["gpu_hours_central"] == pytest.approx(total["gpu_hours_optimistic"])

@@ -196,3 +196,23 @@ def test_decide_refuses_to_plan_a_third_look_in_one_line(tmp_path, tier, caplog)
     assert refused.value.code == 1 and not (tmp_path / "look3.yaml").exists()
     logged = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
     assert len(logged) == 1 and "\n" not in logged[0] and "is a second look's" in logged[0]
+
+
+def test_a_batched_groups_look_two_price_is_its_members_share_by_hand(tmp_path):
+    """ltb_table1 (3 seeds, one β*) under batched_training: its GPT-2 with and without the MLP are 2 batched groups
+    of 3 (30 s each), 1 evaluation (10 s); 1 evaluation set (1 s), its theory (3 s), aggregate and figure (5 s
+    each). 6 new seeds: each group's look 2 trains 6 members, 30 × 6/3 = 60 s each; the evaluation 10 × 6/3 = 20:
+    120 + 20 + 1 + 3 + 10 = 154. 1 new seed: 1 member trains beside a copy, 30 × 2/3 = 20 each (30 × 1/3 = 10 would
+    forget the copy): 40 + 10/3 + 14 = 57.33."""
+    table1 = {"d": 3, "n": 6, "beta_star_norm": [1.0], "psi": 1.0, "sigma": 0.5,
+              "model": {"n_embd": 8, "n_layer": 1, "n_head": 1},
+              "train": {"steps": 10, "batch_size": 8, "lr": 0.001}}
+    tier = validate({"seeds": [0, 1, 2], "evaluation": {"n_prompts": 100, "seed": 1}, "batched_training": True,
+                     "experiments": {"ltb_table1": table1}})
+    plan = build_plan(tier)
+    assert len(plan.groups) == 2 and sorted(len(members) for members in plan.groups.values()) == [3, 3]
+    assert all(decide.batched_group(plan, group) for group in plan.groups)
+    benchmarks(tmp_path, plan, {"train": 30.0, "evaluate": 10.0})
+    for needed, price in (("6", 120 + 20 + 1 + 3 + 10), ("1", 40 + 10 / 3 + 1 + 3 + 10)):
+        rows = table([("ltb_table1", "claim", "gap", "inconclusive", needed)])
+        assert decide.look2(rows, tier, plan, tmp_path, budget_s=1e9)[0].job_seconds == pytest.approx(price)

@@ -110,7 +110,8 @@ def train_retries():
 
 
 def train_gpus(wildcards):
-    return cluster.gpus(group_specs(wildcards)[0], GPUS_ALLOWED)  # the models that ask for a GPU train alone
+    # one GPU a job: the models that ask for one train alone, or as one batched group (one architecture)
+    return cluster.gpus(group_specs(wildcards)[0], GPUS_ALLOWED)
 
 
 def train_runtime(wildcards, attempt):
@@ -123,7 +124,7 @@ def train_priority(wildcards):
 
 
 def train_gpu_mem_mb(wildcards):
-    return max(cluster.device_memory_mb(spec, GPUS_ALLOWED, GPU_RATES) for spec in group_specs(wildcards))
+    return cluster.group_device_memory_mb(group_specs(wildcards), GPUS_ALLOWED, GPU_RATES)
 
 
 def train_threads(wildcards):

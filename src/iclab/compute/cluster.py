@@ -76,6 +76,39 @@ CARD_PEAK_FLOPS = {"bfloat16": 989e12, "tf32": 495e12, "float32": 67e12}
 ACHIEVABLE_SHARE = 0.09
 CARD_BANDWIDTH = 3.35e12
 PARAMETER_STEP_BYTES = 40
+# A batched group (the config's batched_training, ``iclab.fit.batched``) trains its G members in one step: about one
+# model's launches times a kernel ratio (vmap splits each addmm into a bmm and an add, LayerNorm's affine into a mul
+# and an add: 923 ops that compute against one model's 536 with eager attention, flat in G, on the CPU:
+# benchmarks/results/batched_ops.json), and G members' device work. A group of one trains beside a copy of itself
+# (``sgd.train_group``): 2 members' work. Not yet run on a GPU, so its device time is a range, never one number:
+# a share of the card's peak at each arithmetic, by scenario.
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How fast a batched group's step may run on a card: its launches over one model's (``kernel_ratio``) and the
+    device's share of ``CARD_PEAK_FLOPS`` at each arithmetic (``efficiency``), with where they come from."""
+
+    name: str
+    kernel_ratio: float
+    efficiency: dict[str, float]
+    source: str
+
+
+BATCHED_SCENARIOS = (
+    Scenario("conservative", 2.0, {"bfloat16": 0.12, "tf32": 0.12, "float32": 0.125},
+             "measured: launches twice one model's (batched_ops.json's 923/536 = 1.72, rounded up: SDPA's batching "
+             "on CUDA not yet counted); bf16 and TF32 12% of the peak, the H200's kernels at single_index's shape "
+             "(2.395e12 FLOPs in 20.1 ms, gpu_defects_nvidia_h200.json); float32 12.5%, the least the H200's "
+             "probe_layers step allows (3.02e11 FLOPs in a 36 ms step)"),
+    Scenario("central", 1.72, {"bfloat16": 0.25, "tf32": 0.25, "float32": 0.60},
+             "assumption: launches 1.72× one model's (measured on the CPU); shares of the peak issue 101's central "
+             "estimate, not measured"),
+    Scenario("optimistic", 1.72, {"bfloat16": 0.40, "tf32": 0.40, "float32": 0.80},
+             "assumption: as central, at issue 101's optimistic shares of the peak; eager launches (a captured step, "
+             "issue 100, is not counted), not measured"),
+)
+CONSERVATIVE = BATCHED_SCENARIOS[0]  # what a SLURM request asks for
 # The two-stage fit's stage 1, per point and neuron beyond its 6·d multiply-adds: the activation, its derivative
 # and float64 elementwise passes (2.3 ms a prompt of 257 points × 128 neurons, 84 ms of 4097 × 128 measured).
 TWO_STAGE_POINT_NEURON_FLOPS = 1600
@@ -290,6 +323,7 @@ def step_key(job: dict[str, Any]) -> str:
 
 RATE_COLUMNS = ("card", "key", "family", "precision", "tf32", "compile", "cuda_graphs", "loop", "flops_per_step",
                 "seconds_per_step")  # what GpuRates reads of a gpu-check rates file (it writes more)
+GROUP_COLUMN = "group_size"  # a row's batched group size; absent (files before issue 99): 1, one model alone
 
 
 @dataclass(frozen=True)
@@ -299,12 +333,15 @@ class GpuRates:
     row's seconds, and its row's peak memory replaces ``device_bytes``' model; any other step of a family and numerics
     measured there takes seconds = overhead + FLOPs × seconds_per_flop, by least squares over that family's shapes
     (overhead 0 where one shape was measured, or where the fit's would be negative). A curriculum job's steps all
-    take its full shape's time (an upper bound: the check times the last stage)."""
+    take its full shape's time (an upper bound: the check times the last stage). Rows of batched groups (column
+    ``group_size`` above 1) time only a group of their size (``group_step_seconds``): a model alone is never read
+    as a group's step, nor a group's as one model's."""
 
     card: str
     fits: dict[str, tuple[float, float]]  # canonical_json(numerics) → (overhead s, seconds per FLOP)
     shapes: dict[str, float] = field(default_factory=dict)  # step_key → seconds a step measured
     memory_mb: dict[str, float] = field(default_factory=dict)  # step_key → peak allocated MB measured
+    groups: dict[tuple[str, int], float] = field(default_factory=dict)  # (step_key, G ≥ 2) → seconds a group step
 
     @classmethod
     def read(cls, path: Path) -> GpuRates:
@@ -318,9 +355,13 @@ class GpuRates:
             raise UsageError(f"GPU rates file {path}: {'no rows' if not rows else f'no columns {missing}'}; "
                              f"a file of `python -m iclab gpu-check` has the columns {', '.join(RATE_COLUMNS)}")
         points: dict[str, list[tuple[float, float]]] = {}
-        shapes, memory = {}, {}
+        shapes, memory, groups = {}, {}, {}
         for row in rows:
             if row["loop"] != "new" or row.get("error") or not row["seconds_per_step"]:
+                continue
+            size = int(row.get(GROUP_COLUMN) or 1)
+            if size > 1:
+                groups[row["key"], size] = float(row["seconds_per_step"])
                 continue
             measured = {key: json.loads(row[key]) for key in ("tf32", "compile", "cuda_graphs")}
             key = canonical_json({"family": row["family"], "precision": row["precision"], **measured})
@@ -329,7 +370,7 @@ class GpuRates:
             if math.isfinite(float(row.get("peak_memory_mb") or "nan")):
                 memory[row["key"]] = float(row["peak_memory_mb"])
         return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()},
-                   shapes=shapes, memory_mb=memory)
+                   shapes=shapes, memory_mb=memory, groups=groups)
 
     def fit_of(self, job: dict[str, Any]) -> tuple[float, float] | None:
         """(overhead, seconds per FLOP) fitted for ``job``'s family and numerics, None where they were not measured."""
@@ -342,6 +383,10 @@ class GpuRates:
             return measured
         fit = self.fit_of(job)
         return None if fit is None else fit[0] + flops_per_step * fit[1]
+
+    def group_step_seconds(self, job: dict[str, Any], size: int) -> float | None:
+        """Seconds a step of a batched group of ``size`` members of ``job``'s shape, where a row timed one."""
+        return self.groups.get((step_key(job), size))
 
     def basis(self, job: dict[str, Any]) -> str | None:
         """"measured on <card>" (the job's shape was timed), "fitted on <card>" (its family and numerics were), or
@@ -446,12 +491,60 @@ def runtime_minutes(job: dict[str, Any], attempt: int = 1, gpus_allowed: bool = 
     return requested_minutes(estimated_seconds(job, device(job, gpus_allowed), rates), attempt, cap)
 
 
-def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True, rates: GpuRates | None = None) -> float:
-    """Estimated seconds of one job that trains ``jobs`` (a model group, ``iclab.pipeline.plan.model_groups``: one
-    device, since the models that ask for a GPU train alone) one after another: one start-up, then each model's
-    training."""
+def batched(jobs: list[dict[str, Any]]) -> bool:
+    """Whether ``jobs`` (a model group's specs) train as one batched group: every spec's ``train.batched``."""
+    return all(job.get("train", {}).get("batched", False) for job in jobs)
+
+
+def trained_members(jobs: list[dict[str, Any]]) -> int:
+    """The models a group's job trains: a batched group of one trains beside a copy of itself (two), else each."""
+    return max(len(jobs), 2) if batched(jobs) else len(jobs)
+
+
+def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True, rates: GpuRates | None = None,
+                  scenario: Scenario = CONSERVATIVE) -> float:
+    """Estimated seconds of one job that trains ``jobs`` (a model group, ``iclab.pipeline.plan.model_groups``): one
+    start-up, then each model's training one after another; a batched group on a GPU, its steps
+    (``group_step_seconds``). On a CPU a batched group counts its members one after another, an upper bound (its
+    steps took 0.6 of its members' there: docs/measurements.md#batched-groups-at-cpu-size)."""
     on = device(jobs[0], gpus_allowed)
-    return START_UP_S + sum(estimated_seconds(job, on, rates) - START_UP_S for job in jobs)
+    if batched(jobs) and on == "gpu":
+        return START_UP_S + model_size(jobs[0]).steps * group_step_seconds(jobs, rates, scenario)
+    copies = trained_members(jobs) // len(jobs)  # a batched group of one: twice its model's work
+    return START_UP_S + copies * sum(estimated_seconds(job, on, rates) - START_UP_S for job in jobs)
+
+
+def group_step_seconds(jobs: list[dict[str, Any]], rates: GpuRates | None = None,
+                       scenario: Scenario = CONSERVATIVE) -> float:
+    """A GPU step of the batched group ``jobs``: its row in ``rates`` where one timed a group of its size, else
+    ``batched_step_seconds``."""
+    measured = None if rates is None else rates.group_step_seconds(jobs[0], trained_members(jobs))
+    return batched_step_seconds(jobs, scenario, rates) if measured is None else measured
+
+
+def batched_step_seconds(jobs: list[dict[str, Any]], scenario: Scenario, rates: GpuRates | None = None) -> float:
+    """A batched group's GPU step under ``scenario``, the longer of the host's and the device's time (one stream,
+    no sync): the host launches ``kernel_ratio`` times one member's step alone (its row in ``rates``, its family's
+    fit, else the anchors: launch-bound steps), and the device runs the G trained members' FLOPs at the scenario's
+    share of the peak and moves their bytes (``gpu_device_seconds``' count) at ``CARD_BANDWIDTH``."""
+    job, size = jobs[0], model_size(jobs[0])
+    alone = None if rates is None else rates.step_seconds(job, size.flops_per_step)
+    host = scenario.kernel_ratio * (gpu_step_seconds(job, size) if alone is None else alone)
+    kind = arithmetic(job)
+    moved = 2 * size.on_device + PARAMETER_STEP_BYTES * size.parameters
+    member = size.flops_per_step / (scenario.efficiency[kind] * CARD_PEAK_FLOPS[kind]) + moved / CARD_BANDWIDTH
+    return max(host, trained_members(jobs) * member)
+
+
+def group_gpu_basis(jobs: list[dict[str, Any]], rates: GpuRates | None) -> str:
+    """``gpu_basis`` of a model group: a batched group's "measured on <card> at G = n", else "G = n batched: estimated
+    from <its member's basis>"."""
+    members = trained_members(jobs)
+    if not batched(jobs):
+        return gpu_basis(jobs[0], rates)
+    if rates is not None and rates.group_step_seconds(jobs[0], members) is not None:
+        return f"measured on {rates.card} at G = {members}"
+    return f"G = {members} batched: estimated from one member's step ({gpu_basis(jobs[0], rates)}) and peak shares"
 
 
 def group_priority(jobs: list[dict[str, Any]]) -> int:
@@ -499,8 +592,31 @@ def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
 
 
 def group_memory_mb(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> int:
-    """``memory_mb`` of a job that trains a model group: its largest model's (they train one at a time)."""
-    return max(memory_mb(job, gpus_allowed) for job in jobs)
+    """``memory_mb`` of a job that trains a model group: its largest model's (they train one at a time); a batched
+    group's, every trained member's parameters (16 bytes each, as ``host_bytes``) and, on a CPU, activations at once
+    (on a GPU, one CUDA context)."""
+    if not batched(jobs):
+        return max(memory_mb(job, gpus_allowed) for job in jobs)
+    size, on, members = model_size(jobs[0]), device(jobs[0], gpus_allowed), trained_members(jobs)
+    held = members * size.activation_bytes if on == "cpu" else CUDA_CONTEXT_BYTES
+    return max(MIN_MEMORY_MB, mb_rounded(BASE_MEMORY_BYTES + members * 16 * size.parameters + held))
+
+
+def group_device_memory_mb(jobs: list[dict[str, Any]], gpus_allowed: bool = True,
+                           rates: GpuRates | None = None) -> int:
+    """``device_memory_mb`` of a job that trains a model group: its largest model's; a batched group's, one CUDA
+    context and every trained member's share of ``device_bytes`` (measured or modelled) at once."""
+    if not batched(jobs):
+        return max(device_memory_mb(job, gpus_allowed, rates) for job in jobs)
+    if not gpus(jobs[0], gpus_allowed):
+        return 0
+    member = device_bytes(jobs[0], rates) - CUDA_CONTEXT_BYTES
+    return mb_rounded(CUDA_CONTEXT_BYTES + trained_members(jobs) * member)
+
+
+def mb_rounded(estimated_bytes: float) -> int:
+    """A reservation: ``estimated_bytes`` × SAFETY in MB, rounded up to 500."""
+    return 500 * math.ceil(SAFETY * estimated_bytes / 1e6 / 500)
 
 
 def max_runtime_min(environ: Mapping[str, str]) -> int:

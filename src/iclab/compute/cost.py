@@ -55,8 +55,11 @@ FLOAT64 = 8
 HOST_LIMIT_MB = 16_000  # a job projected above this must stream (issue 57)
 COLUMNS = (
     "experiment", "rule", "job", "what", "unit", "work", "smoke_work", "seconds_per_unit", "smoke_seconds",
-    "cpu_seconds", "gpu_seconds", "peak_host_mb_smoke", "peak_host_mb", "peak_device_mb", "basis",
+    "cpu_seconds", "gpu_seconds", "gpu_seconds_central", "gpu_seconds_optimistic", "peak_host_mb_smoke",
+    "peak_host_mb", "peak_device_mb", "basis",
 )
+# GPU seconds by scenario (``cluster.BATCHED_SCENARIOS``): a batched group's range; one number for the rest
+GPU_COLUMNS = {"conservative": "gpu_seconds", "central": "gpu_seconds_central", "optimistic": "gpu_seconds_optimistic"}
 
 
 @dataclass
@@ -160,12 +163,13 @@ def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
     specs = [full.train[h].to_dict() for h in full.groups[group]]
     labels = "+".join(sorted({full.train[h].label for h in full.groups[group]}))
     on_gpu = bool(cluster.gpus(specs[0]))
-    gpu = cluster.group_seconds(specs, rates=rates) if on_gpu else math.nan
-    gpu_basis = f"; GPU {cluster.gpu_basis(specs[0], rates)}" if on_gpu else ""
+    gpu = {column: cluster.group_seconds(specs, rates=rates, scenario=scenario) if on_gpu else math.nan
+           for scenario, column in zip(cluster.BATCHED_SCENARIOS, GPU_COLUMNS.values(), strict=True)}
+    gpu_basis = f"; GPU {cluster.group_gpu_basis(specs, rates)}" if on_gpu else ""
     unit = "prompts" if specs[0]["model"]["name"] == "two_stage" else "steps"
     work = sum(units for spec in specs for _, units in model_work(spec))
-    base = row(experiment, "train", group, f"{labels} ×{len(specs)}", unit=unit, work=work, gpu_seconds=gpu,
-               basis="measured" + gpu_basis)
+    what = f"{labels} ×{len(specs)}" + (" batched" if cluster.batched(specs) else "")
+    base = row(experiment, "train", group, what, unit=unit, work=work, **gpu, basis="measured" + gpu_basis)
     twins = smoke_twins(specs, smoke)
     if twins is None:
         return base | {
@@ -173,6 +177,8 @@ def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
             "peak_host_mb": max(cluster.host_bytes(spec, "cpu") for spec in specs) / 1e6,
             "basis": "cluster.py's estimate (no smoke measurement)" + gpu_basis,
         }
+    if cluster.batched(specs):
+        return base | batched_cpu(specs, twins[0], smoke)
     cpu, smoke_work, rates, logs = smoke.startup, 0, [], []
     for spec, (twin, log) in zip(specs, twins, strict=True):
         measured = 0.0
@@ -191,6 +197,25 @@ def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
         "smoke_seconds": max(log.seconds for log in logs), "peak_host_mb_smoke": host, "peak_host_mb": host,
         "peak_device_mb": max(log.device_mb for log in logs) if cluster.gpus(specs[0]) else math.nan,
     }
+
+
+def batched_cpu(specs: list[dict[str, Any]], twin: tuple[str, JobLog], smoke: Smoke) -> dict[str, Any]:
+    """A batched group's CPU projection from its smoke twin's group (the smoke run keeps the first seed, so its group
+    is smaller): the twin's step (one progress line serves every member) × the tier's steps, and the job's rest,
+    each × the tier's trained members over the smoke's (on a CPU a batched step grows with its members' work)."""
+    name, log = twin
+    twin_group = smoke.plan.groups[smoke.plan.group_of[name]]
+    members = cluster.trained_members(specs)
+    smoke_members = cluster.trained_members([smoke.plan.train[h].to_dict() for h in twin_group])
+    lines = log.progress[(name, "")]
+    rate = seconds_per_unit(lines, "")
+    rest = max(log.seconds - smoke.startup - lines[-1][1], 0.0)  # build, write
+    size = cluster.model_size(specs[0])
+    grown = (members - smoke_members) * (16 * size.parameters + size.activation_bytes)  # each member's, at once
+    return {"smoke_work": lines[-1][0], "seconds_per_unit": rate, "smoke_seconds": log.seconds,
+            "cpu_seconds": smoke.startup + (specs[0]["train"]["steps"] * rate + rest) * members / smoke_members,
+            "peak_host_mb_smoke": log.host_mb, "peak_host_mb": log.host_mb + max(grown, 0) / 1e6,
+            "peak_device_mb": log.device_mb}
 
 
 def smoke_twins(specs: list[dict[str, Any]], smoke: Smoke | None) -> list[tuple[str, JobLog]] | None:
@@ -320,17 +345,23 @@ def cost_table(full: Plan, smoke: Smoke | None, products: dict[str, list[str]],
 
 def totals(table: pd.DataFrame) -> pd.DataFrame:
     """Per experiment and for the tier: jobs, hours on this machine's CPU (every job one after another), GPU-hours of
-    the jobs that ask for a GPU on a cluster and CPU-hours of the rest there, the largest projected host memory."""
+    the jobs that ask for a GPU on a cluster (conservative; central and optimistic where batched groups make them a
+    range) and CPU-hours of the rest there, the largest projected host memory."""
     on_gpu = table["gpu_seconds"].notna()
+    table = table.assign(**{column: table["gpu_seconds"] for column in GPU_COLUMNS.values()
+                            if column not in table})  # a table written before the range: one number
     grouped = table.assign(
         cpu_h=table["cpu_seconds"] / 3600,
         gpu_h=table["gpu_seconds"].where(on_gpu, 0.0) / 3600,
+        gpu_h_central=table["gpu_seconds_central"].where(on_gpu, 0.0) / 3600,
+        gpu_h_optimistic=table["gpu_seconds_optimistic"].where(on_gpu, 0.0) / 3600,
         cluster_cpu_h=table["cpu_seconds"].where(~on_gpu, 0.0) / 3600,
         unmeasured=table["cpu_seconds"].isna().astype(int),
         experiment=table["experiment"].replace("", "(claims)"),
     ).groupby("experiment", sort=False)
     out = grouped.agg(
         jobs=("rule", "size"), cpu_hours=("cpu_h", "sum"), gpu_hours=("gpu_h", "sum"),
+        gpu_hours_central=("gpu_h_central", "sum"), gpu_hours_optimistic=("gpu_h_optimistic", "sum"),
         cluster_cpu_hours=("cluster_cpu_h", "sum"), peak_host_gb=("peak_host_mb", "max"), unknown=("unmeasured", "sum"),
     )
     out["peak_host_gb"] /= 1000
@@ -376,21 +407,29 @@ def markdown(table: pd.DataFrame, config: str, smoke: str) -> str:
     return "\n".join(lines)
 
 
-def gpu_jobs(full: Plan, table: pd.DataFrame, leave_out: str | None = None
+def gpu_jobs(full: Plan, table: pd.DataFrame, leave_out: str | None = None, column: str = "gpu_seconds"
              ) -> tuple[list[list[dict[str, Any]]], list[float]]:
     """The training jobs of ``full`` that ask for a GPU, each as its models' specs, and each one's GPU seconds in the
-    cost ``table``; without the jobs it attributes to experiment ``leave_out``."""
+    cost ``table`` (``column``: a scenario's, ``GPU_COLUMNS``); without the jobs it attributes to experiment
+    ``leave_out``."""
     jobs = table[(table["rule"] == "train") & table["gpu_seconds"].notna() & (table["experiment"] != leave_out)]
-    return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]], list(jobs["gpu_seconds"])
+    return [[full.train[h].to_dict() for h in full.groups[group]] for group in jobs["job"]], list(jobs[column])
 
 
 def packed_on_one_card(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
-                       rates: cluster.GpuRates | None, leave_out: str | None = None
+                       rates: cluster.GpuRates | None, leave_out: str | None = None, column: str = "gpu_seconds"
                        ) -> tuple[list[packing.FamilyPacking], float]:
     """The tier's GPU jobs (without experiment ``leave_out``) by family, packed at the ``measured`` gains, and the
-    floor of their FLOPs at the card's peak (seconds)."""
-    groups, seconds = gpu_jobs(full, table, leave_out)
+    floor of their FLOPs at the card's peak (seconds); their seconds from ``column``."""
+    groups, seconds = gpu_jobs(full, table, leave_out, column)
     return packing.family_packing(groups, seconds, measured, rates=rates), packing.floor_seconds(groups)
+
+
+def packed_range(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
+                 rates: cluster.GpuRates | None) -> dict[str, float]:
+    """The tier's packed hours on one card in each scenario (``GPU_COLUMNS``: conservative, central, optimistic)."""
+    return {name: packing.packed_seconds(packed_on_one_card(table, full, measured, rates, column=column)[0]) / 3600
+            for name, column in GPU_COLUMNS.items()}
 
 
 def without_each(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Gain],
@@ -420,12 +459,17 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
     rows = pd.DataFrame([{"family": f.family, "jobs": f.jobs, "GPU-hours alone": f.alone_s / 3600, "k": f.k,
                           "gain": f.gain, "packed hours": f.packed_s / 3600, "k by memory": f.by_memory,
                           "gain's basis": f.basis} for f in families])
+    scenarios = packed_range(table, full, measured, rates)
+    batched_line = ("" if not any(f.family.endswith(" batched") for f in families) else
+                    " Batched groups' steps are a range (`cluster.BATCHED_SCENARIOS`; the hours above are its "
+                    "conservative end): packed hours " + ", ".join(f"{name} **{hours:,.0f}**"
+                                                                    for name, hours in scenarios.items()) + ".")
     return "\n".join([
         f"## One GPU node ({cores} cores, a {packing.DEVICE_MEMORY_MB / 1000:.0f} GB card)",
         "",
         f"{sum(f.jobs for f in families)} GPU jobs (their steps {gpu_bases(table)}): **{alone_h:,.0f} GPU-hours one "
         f"at a time ({alone_h / 24:,.1f} days)**; packed at the throughput gains `gpu-pack` measured (a family without "
-        f"one runs one at a time): **{packed_s / 3600:,.0f} hours ({packed_s / 86400:,.1f} days)**. A day: "
+        f"one runs one at a time): **{packed_s / 3600:,.0f} hours ({packed_s / 86400:,.1f} days)**.{batched_line} A day: "
         f"**{packing.day_verdict(packed_s, floor_s)}**. Their FLOPs at the card's dense peak take "
         f"{floor_s / 3600:,.2g} h (bf16 {cluster.CARD_PEAK_FLOPS['bfloat16']:.3g}, float32 "
         f"{cluster.CARD_PEAK_FLOPS['float32']:.3g} FLOP/s). The CPU jobs: {cpu_h:,.0f} hours of this machine's CPU, "

@@ -14,7 +14,9 @@ look-1 seeds, so that it trains, evaluates and judges new models only, on fresh 
 sets' seed ``LOOK2_EVALUATION_SEED`` after look 1's), so that the two looks' prompt errors are independent. Its price
 is look 1's job-seconds of the experiment's training and evaluation jobs × S₂ / S₁ (a model's training and its
 predictions scale with the seeds; baselines and analyses inside the evaluations are counted as if they did too,
-which overstates a little) plus, as measured, the jobs look 2 makes again in its own directory: the evaluation sets
+which overstates a little), a batched group's share instead (``batched_look2_seconds``: its job-seconds × the
+members look 2 trains in its shape over the members it trained, since a batched group's time is not linear in its
+seeds but, on the CPU that measured it, in the members it trains) plus, as measured, the jobs look 2 makes again in its own directory: the evaluation sets
 (fresh prompts), the LSA class optima and the theory its settings read, and its aggregation, figure and table (a data
 set or optimum that two experiments share is counted in each). Experiments are taken in order of rows they may
 decide per job-second while the budget lasts; the rest are listed with their price.
@@ -29,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from iclab.stats.claims import LOOK2_MAX_PROMPTS, LOOK2_MAX_SEEDS, LOOK_ALPHAS, PROMPTS_NEEDED, look2_need
+from iclab.compute import cluster
 from iclab.errors import UsageError
 from iclab.pipeline.plan import Plan
 
@@ -96,10 +99,11 @@ def job_seconds(results: Path, rule: str, job: str, required: bool = True) -> fl
 
 
 def experiment_seconds(plan: Plan, experiment: str, results: Path) -> tuple[float, float]:
-    """Look 1's job-seconds of ``experiment``: (training and evaluation, which scale with the seeds; its evaluation
-    sets, LSA class optima, theory, aggregation, figure and table, which look 2 makes once again)."""
+    """Look 1's job-seconds of ``experiment``: (training, batched groups aside, and evaluation, which scale with the
+    seeds; its evaluation sets, LSA class optima, theory, aggregation, figure and table, which look 2 makes once
+    again)."""
     settings = plan.settings[experiment].values()
-    groups = {plan.group_of[model["hash"]] for setting in settings for model in setting.models}
+    groups = {group for group in experiment_groups(plan, experiment) if not batched_group(plan, group)}
     scaled = sum(job_seconds(results, "train", group) for group in groups)
     scaled += sum(job_seconds(results, "evaluate", f"{experiment}/{setting.hash}") for setting in settings)
     data = {data_hash for setting in settings for data_hash in setting.data.values()}
@@ -108,6 +112,32 @@ def experiment_seconds(plan: Plan, experiment: str, results: Path) -> tuple[floa
     fixed += sum(job_seconds(results, "lsa_optimum", optimum) for optimum in optima)
     fixed += sum(job_seconds(results, rule, experiment, required=False) for rule in FIXED_RULES)
     return scaled, fixed
+
+
+def experiment_groups(plan: Plan, experiment: str) -> set[str]:
+    """The training groups of ``experiment``'s models."""
+    return {plan.group_of[model["hash"]] for setting in plan.settings[experiment].values() for model in setting.models}
+
+
+def batched_group(plan: Plan, group: str) -> bool:
+    return cluster.batched([plan.train[h].to_dict() for h in plan.groups[group]])
+
+
+def batched_look2_seconds(plan: Plan, experiment: str, results: Path, s1: int, s2: int) -> float:
+    """Look 2's training job-seconds of ``experiment``'s batched groups: each group's look-1 job-seconds × the
+    members look 2 trains in its shape (the experiment's members of the group × S₂ / S₁; a group of one trains
+    beside a copy: 2) over the members look 1's group trained (``cluster.trained_members``; a group shared with
+    other experiments charges each its own members' share)."""
+    own = {model["hash"] for setting in plan.settings[experiment].values() for model in setting.models}
+    total = 0.0
+    for group in experiment_groups(plan, experiment):
+        if not batched_group(plan, group):
+            continue
+        members = plan.groups[group]
+        look2_members = max(2, round(sum(h in own for h in members) * s2 / s1))
+        trained = cluster.trained_members([plan.train[h].to_dict() for h in members])
+        total += job_seconds(results, "train", group) * look2_members / trained
+    return total
 
 
 def seeds_of(config: dict[str, Any], experiment: str) -> list[int]:
@@ -142,8 +172,10 @@ def look2(table: pd.DataFrame, config: dict[str, Any], plan: Plan, results: Path
         old = seeds_of(config, experiment)
         s2 = max(need.amount for need in rows)
         scaled, fixed = experiment_seconds(plan, experiment, results)
+        batched = batched_look2_seconds(plan, experiment, results, len(old), s2)
         new = tuple(range(max(old) + 1, max(old) + 1 + s2))
-        candidates.append(ExperimentLook(experiment, tuple(rows), new, scaled * s2 / len(old) + fixed, False))
+        candidates.append(ExperimentLook(experiment, tuple(rows), new, scaled * s2 / len(old) + batched + fixed,
+                                         False))
     return within_budget(candidates, budget_s)
 
 

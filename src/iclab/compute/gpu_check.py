@@ -95,7 +95,7 @@ PEAKS = (
     ("A100", (312e12, 156e12, 19.5e12)),
 )
 RATE_FIELDS = (
-    *cluster.RATE_COLUMNS, "experiment", "models", "tier_share", "steps_timed", "flops_per_s", "peak_flops_per_s",
+    *cluster.RATE_COLUMNS, cluster.GROUP_COLUMN, "experiment", "models", "tier_share", "steps_timed", "flops_per_s", "peak_flops_per_s",
     "fraction_of_peak", "peak_memory_mb", "reserved_mb", "card_used_mb", "graphs", "warmup_s", "kernels_per_step",
     "sdpa_backend", "warnings", "error",
 )
@@ -118,8 +118,9 @@ class Shape:
 
 
 def full_shape(job: TrainJob) -> TrainJob:
-    """``job`` at its full shape from the first step (no curriculum), seed 0."""
-    return replace(job, train=replace(job.train, curriculum=None), seed=0)
+    """``job`` at its full shape from the first step (no curriculum), seed 0, alone: a batched group's member as one
+    model (its rows have ``group_size`` 1; ``cluster.batched_step_seconds`` reads them as a member's step)."""
+    return replace(job, train=replace(job.train, curriculum=None, batched=False), seed=0)
 
 
 def first_experiments(plan) -> dict[str, str]:
@@ -285,7 +286,8 @@ def rate_row(shape: Shape, job: TrainJob, card: str, loop: str, timing: dict[str
     peak = peak_flops(card, numerics)
     return {"card": card, "key": cluster.step_key(spec), **{k: json.dumps(v) if isinstance(v, bool) else v
                                                            for k, v in numerics.items()},
-            "loop": loop, "flops_per_step": flops, "experiment": shape.experiment, "models": shape.models,
+            "loop": loop, "flops_per_step": flops, cluster.GROUP_COLUMN: 1,  # one model: never a group's step
+            "experiment": shape.experiment, "models": shape.models,
             "tier_share": shape.share, "flops_per_s": achieved, "peak_flops_per_s": peak,
             "fraction_of_peak": achieved / peak, **timing}
 
@@ -497,8 +499,8 @@ def timing_row(shape: Shape, job: TrainJob, card: str, loop: str, device: torch.
         spec = job.to_dict()
         return {"card": card, "key": cluster.step_key(spec), **{k: json.dumps(v) if isinstance(v, bool) else v
                                                                for k, v in cluster.numerics(spec).items()},
-                "loop": loop, "experiment": shape.experiment, "models": shape.models, "tier_share": shape.share,
-                "error": failed(error)}
+                "loop": loop, cluster.GROUP_COLUMN: 1, "experiment": shape.experiment, "models": shape.models,
+                "tier_share": shape.share, "error": failed(error)}
 
 
 def check(config: Path, out_dir: Path, budget_s: float, tiny_shapes: bool) -> tuple[Path, Path, Path]:

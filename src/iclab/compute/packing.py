@@ -6,7 +6,10 @@ of one alone (``gpu-pack``'s throughput gain, k over its slowdown). A family's p
 alone (``cluster.estimated_seconds``: measured, fitted or estimated) over its gain; the families' hours add. A
 family that no ``gpu-pack`` result measured runs one at a time (gain 1): packing is not assumed to gain anything it
 was not seen to gain. A result's gain holds at its k only where k of the family's largest reservation fit the card
-(``cluster.device_memory_mb``, the training rule's ``gpu_mem_mb``), else that family too runs one at a time.
+(``cluster.group_device_memory_mb``, the training rule's ``gpu_mem_mb``), else that family too runs one at a time.
+Batched groups are a family of their own ("gpt2 batched", ``packing_family``): a gain measured for models alone is
+not theirs (a batched step is one launch stream of G members' work), so they run one at a time until ``gpu-pack``
+measures batched groups.
 
 The card's peak is a floor no packing or faster loop goes below: the tier's FLOPs at ``cluster.CARD_PEAK_FLOPS``
 for each job's arithmetic. A day shorter than that floor "cannot fit at any rate".
@@ -36,8 +39,14 @@ class Gain:
     @classmethod
     def of(cls, result: dict[str, Any]) -> Gain:
         """From a ``gpu_pack_<shape>_<card>.json``."""
-        return cls(result["spec"]["model"]["name"], result["k"], result["throughput_gain"], result["card"],
+        return cls(packing_family([result["spec"]]), result["k"], result["throughput_gain"], result["card"],
                    result["experiment"])
+
+
+def packing_family(group: list[dict[str, Any]]) -> str:
+    """The family a GPU job packs in: its model's name, with " batched" for a batched group (``cluster.batched``)."""
+    name = group[0]["model"]["name"]
+    return f"{name} batched" if cluster.batched(group) else name
 
 
 def gains(results: list[dict[str, Any]]) -> dict[str, Gain]:
@@ -90,10 +99,10 @@ def family_packing(groups: list[list[dict[str, Any]]], alone_s: list[float], mea
     """The GPU training jobs ``groups`` (each a job's models), of ``alone_s`` seconds each alone, by family."""
     by_family: dict[str, list[int]] = {}
     for index, group in enumerate(groups):
-        by_family.setdefault(group[0]["model"]["name"], []).append(index)
+        by_family.setdefault(packing_family(group), []).append(index)
     rows = []
     for family, members in by_family.items():
-        largest = max(cluster.device_memory_mb(job, rates=rates) for i in members for job in groups[i])
+        largest = max(cluster.group_device_memory_mb(groups[i], rates=rates) for i in members)
         rows.append(FamilyPacking(family, len(members), sum(alone_s[i] for i in members),
                                   max(1, device_mb // largest), measured.get(family)))
     return rows
