@@ -8,7 +8,8 @@ every job's wall seconds by rule, the largest resident memory of any job (Snakem
 on disk by top-level folder (MB: 10⁶ bytes).
 With ``--config``, each experiment's job-seconds as the second look prices them
 (``iclab.compute.decide.experiment_seconds``: trainings and evaluations, then its data sets, optima, theory,
-aggregation, figure and table; a training shared by two experiments counts in each). The run's wall time is not in its
+aggregation, figure and table; a training shared by two experiments counts in each; a batched group by its members'
+share, ``decide.batched_look2_seconds`` at the run's own seeds). The run's wall time is not in its
 files: give it (``--wall-s``) from the clock that timed the run. The docs quote the record through ``python -m iclab
 docs`` (``iclab.publish.docblocks``' ``run`` blocks).
 """
@@ -44,13 +45,14 @@ def disk_bytes(folder: Path) -> int:
 
 def experiment_job_seconds(config_path: Path, results: Path) -> dict[str, dict[str, int]]:
     from iclab.config import load
-    from iclab.compute.decide import experiment_seconds
+    from iclab.compute.decide import batched_look2_seconds, experiment_seconds
     from iclab.pipeline.plan import build_plan
 
     plan = build_plan(load(config_path))
     costs = {}
     for experiment in plan.settings:
         scaled, fixed = experiment_seconds(plan, experiment, results)
+        scaled += batched_look2_seconds(plan, experiment, results, 1, 1)  # its share of its batched groups' jobs
         costs[experiment] = {"train_evaluate_job_s": round(scaled), "other_job_s": round(fixed),
                              "job_s": round(scaled + fixed)}
     return costs

@@ -426,8 +426,8 @@ def test_a_group_is_timed_only_by_a_row_of_its_size(tmp_path: Path):
     member = 2_395_342_503_936 / (0.12 * 989e12) + (2 * 3_435_921_408 + 40 * 9_437_184) / 3.35e12
     assert cluster.group_step_seconds(batched_single_index(5), rates) == pytest.approx(5 * member, rel=1e-9)
     assert rates.step_seconds(group[0], flops) == pytest.approx(0.034)
-    assert cluster.group_gpu_basis(group, rates) == "measured on H200 at G = 4"
-    assert cluster.group_gpu_basis(batched_single_index(5), rates).startswith("G = 5 batched: estimated from one "
-                                                                              "member's step (measured on H200)")
+    assert cluster.group_gpu_basis(group, rates) == "batched: measured on H200 at G = 4"
+    assert cluster.group_gpu_basis(batched_single_index(5), rates) == ("batched: estimated from one member's step "
+                                                                       "(measured on H200) and peak shares")
     pd.DataFrame([base | {"seconds_per_step": 0.034}]).to_csv(path, index=False)
     assert cluster.GpuRates.read(path).shapes == {key: 0.034}

@@ -265,16 +265,18 @@ def test_a_rates_file_replaces_the_anchors_estimate_for_the_shapes_and_family_it
 
 
 def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_path):
-    """gpu_node's cost on one node, packed at the H100's measured gain for the GPT-2s (k = 2) and none measured for
-    the LSTM, against a day; then a row per effect of its power file with its experiment's GPU-hours."""
+    """gpu_node's cost on one node: its GPT-2s in batched groups, not packed at the gain the H100 measured for GPT-2s
+    alone (k = 2), and their packed hours a range; none measured for the LSTM; against a day; then a row per effect
+    of its power file with its experiment's GPU-hours."""
     power = REPO / "benchmarks" / "results" / "gpu_node_power.json"
     pack = REPO / "benchmarks" / "results" / "gpu_h100_2026-11-28" / "gpu_pack_longest_nvidia_h100_80gb_hbm3.json"
     main(["cost", "--config", str(REPO / "config" / "gpu_node.yaml"), "--node-cores", "16", "--power", str(power),
           "--pack", str(pack), "--out", str(tmp_path / "cost")])
     printed = capsys.readouterr().out
     assert "## One GPU node (16 cores, a 80 GB card)" in printed and "A day: **" in printed
-    assert "| gpt2     |" in printed and "measured on NVIDIA H100 80GB HBM3 at single_index's shape" in printed
-    assert "not measured: one at a time" in printed  # the LSTM
+    assert "| gpt2 batched |" in printed and "at single_index's shape" not in printed
+    assert printed.count("not measured: one at a time") == 2  # the batched GPT-2s and the LSTM
+    assert "packed hours conservative **" in printed and ", central **" in printed and ", optimistic **" in printed
     table = pd.read_csv(tmp_path / "cost.csv")
     effects = printed.split("## The effects")[1]
     for row in json.loads(power.read_text())["effects"]:
@@ -398,7 +400,8 @@ def test_a_batched_group_is_costed_once_from_its_smoke_twins_group_by_hand(tmp_p
         assert job["cpu_seconds"] == pytest.approx(3 + 1000 * 0.2 + (10 - 3 - 0.7))
         assert job["gpu_seconds"] == pytest.approx(300 + 1000 * 2.0 * alone)
         assert job["gpu_seconds_central"] == job["gpu_seconds_optimistic"] == pytest.approx(300 + 1000 * 1.72 * alone)
-        assert job["basis"] == ("measured; GPU G = 2 batched: estimated from one member's step (fitted on Card X) "
+        assert job["basis"] == ("measured; GPU batched: estimated from one member's step (fitted on Card X) "
                                 "and peak shares")
+        assert job["peak_host_mb"] == 1500  # the smoke group's peak × 2/2 members
     total = totals(table).loc["ltb_table1"]
     assert total["gpu_hours"] > total["gpu_hours_central"] == pytest.approx(total["gpu_hours_optimistic"])

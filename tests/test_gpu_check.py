@@ -272,7 +272,10 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
     assert [(row["row"], row["shape"]) for row in rows] == [
         ("kernel time", "probe_layers"), ("kernel time", "zfb_figure1"), ("tf32 agreement", "probe_layers"),
         *(("tf32 rounding", shape) for shape in ("M=4 K=16 N=4", "M=4 K=17 N=4", "M=4 K=16 N=1", "M=1 K=16 N=4")),
-        ("batched agreement", "probe_layers")]
+        ("batched agreement", "probe_layers"),
+        *(("batched steps", name) for name in ("single_index", "single_index", "probe_layers", "zfb_figure1",
+                                                "ltb_table1", "probe_hidden_size", "ltb_table1", "probe_hidden_size",
+                                                "probe_hidden_size", "probe_hidden_size", "lsa_shifts"))]
     assert not any("error" in row for row in rows)
     assert [row["excess_over_K_in_2^-12"] for row in rows[3:7]] == [8, 5, 5, 5]
     assert [row["matches"] for row in rows[3:7]] == [["nearest, ties away (iclab.fit.tf32)"]] + [
@@ -282,6 +285,13 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
     # alone and batched are other computations (mm against bmm): apart by round-off on every CPU capability tried
     assert 0 <= batched["loss_rel_vs_alone"] < 1e-6 and 0 < batched["gradient_rel_vs_alone"] < 4 * 2**-23
     assert [r["numerics"] for r in rows[2]["rows"]] == ["float32", "tf32", "bfloat16"]
+    # gpu_node's groups, G as cluster_requests.json's (counted by hand there), the most FLOPs first
+    assert [row["group_size"] for row in rows[8:]] == [4, 4, 28, 18, 7, 5, 7, 5, 5, 5, 3]
+    assert all(row["group_s"] > 0 and row["alone_s"] > 0 for row in rows[8:])
+    rates = cluster.GpuRates.read(tmp_path / "gpu_rates_batched_cpu.csv")  # each group and its member alone
+    single_index = rows[8]  # d = 16: a key no other tiny shape shares (the tiny widths make some alike)
+    assert rates.groups[single_index["key"], 4] == pytest.approx(single_index["group_s"])
+    assert rates.shapes[single_index["key"]] == pytest.approx(single_index["alone_s"])
 
 
 def test_the_batched_agreement_is_read_by_hand():

@@ -24,7 +24,7 @@ rule train:
         specs=lambda w: " ".join(shlex.quote(canonical_json(spec)) for spec in group_specs(w)),
         # Outside output: Snakemake deletes outputs before a job starts, never this.
         checkpoints=res("checkpoints"),
-        reuse=res("models"),
+        reuse=lambda w, output: os.path.dirname(output[0]),  # results/models: every group's folder
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
         prefetch=LOOP["prefetch"],

@@ -505,8 +505,8 @@ def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True, rates: 
                   scenario: Scenario = CONSERVATIVE) -> float:
     """Estimated seconds of one job that trains ``jobs`` (a model group, ``iclab.pipeline.plan.model_groups``): one
     start-up, then each model's training one after another; a batched group on a GPU, its steps
-    (``group_step_seconds``). On a CPU a batched group counts its members one after another, an upper bound (its
-    steps took 0.6 of its members' there: docs/measurements.md#batched-groups-at-cpu-size)."""
+    (``group_step_seconds``). On a CPU a batched group counts its members one after another: its FLOPs are theirs,
+    and no run has yet timed a batched group there alone (docs/measurements.md#batched-groups-at-cpu-size)."""
     on = device(jobs[0], gpus_allowed)
     if batched(jobs) and on == "gpu":
         return START_UP_S + model_size(jobs[0]).steps * group_step_seconds(jobs, rates, scenario)
@@ -537,14 +537,14 @@ def batched_step_seconds(jobs: list[dict[str, Any]], scenario: Scenario, rates: 
 
 
 def group_gpu_basis(jobs: list[dict[str, Any]], rates: GpuRates | None) -> str:
-    """``gpu_basis`` of a model group: a batched group's "measured on <card> at G = n", else "G = n batched: estimated
-    from <its member's basis>"."""
+    """``gpu_basis`` of a model group: a batched group's "batched: measured on <card> at G = n", else "batched:
+    estimated from one member's step (<its basis>) and peak shares" (its G is in the cost table's ``what``)."""
     members = trained_members(jobs)
     if not batched(jobs):
         return gpu_basis(jobs[0], rates)
     if rates is not None and rates.group_step_seconds(jobs[0], members) is not None:
-        return f"measured on {rates.card} at G = {members}"
-    return f"G = {members} batched: estimated from one member's step ({gpu_basis(jobs[0], rates)}) and peak shares"
+        return f"batched: measured on {rates.card} at G = {members}"
+    return f"batched: estimated from one member's step ({gpu_basis(jobs[0], rates)}) and peak shares"
 
 
 def group_priority(jobs: list[dict[str, Any]]) -> int:

@@ -202,7 +202,9 @@ def train_row(experiment: str, group: str, full: Plan, smoke: Smoke | None,
 def batched_cpu(specs: list[dict[str, Any]], twin: tuple[str, JobLog], smoke: Smoke) -> dict[str, Any]:
     """A batched group's CPU projection from its smoke twin's group (the smoke run keeps the first seed, so its group
     is smaller): the twin's step (one progress line serves every member) × the tier's steps, and the job's rest,
-    each × the tier's trained members over the smoke's (on a CPU a batched step grows with its members' work)."""
+    each × the tier's trained members over the smoke's (on a CPU a batched step grows with its members' work); its
+    peak host memory the same way (every member's weights and activations at once: an upper bound, the imports
+    scaled too)."""
     name, log = twin
     twin_group = smoke.plan.groups[smoke.plan.group_of[name]]
     members = cluster.trained_members(specs)
@@ -210,11 +212,10 @@ def batched_cpu(specs: list[dict[str, Any]], twin: tuple[str, JobLog], smoke: Sm
     lines = log.progress[(name, "")]
     rate = seconds_per_unit(lines, "")
     rest = max(log.seconds - smoke.startup - lines[-1][1], 0.0)  # build, write
-    size = cluster.model_size(specs[0])
-    grown = (members - smoke_members) * (16 * size.parameters + size.activation_bytes)  # each member's, at once
+    scale = members / smoke_members
     return {"smoke_work": lines[-1][0], "seconds_per_unit": rate, "smoke_seconds": log.seconds,
-            "cpu_seconds": smoke.startup + (specs[0]["train"]["steps"] * rate + rest) * members / smoke_members,
-            "peak_host_mb_smoke": log.host_mb, "peak_host_mb": log.host_mb + max(grown, 0) / 1e6,
+            "cpu_seconds": smoke.startup + (specs[0]["train"]["steps"] * rate + rest) * scale,
+            "peak_host_mb_smoke": log.host_mb, "peak_host_mb": log.host_mb * max(scale, 1.0),
             "peak_device_mb": log.device_mb}
 
 

@@ -17,6 +17,12 @@ the rest run.
    member's largest gradient entry; and whether the last member's loss and gradients are bit for bit the same in a
    group of two, first, as in the group of four, last (on this CPU they are, for any G ≥ 2: the naming of batched
    models in the tiers rests on it; a card's kernels may choose their algorithm by the batch count).
+5. ``batched steps`` (issue 99): each of the tier's batched groups of GPT-2s (``batched_groups``: one per
+   architecture, training config and task shape, at the members it trains), its training step timed as a group of
+   G and as one model alone (G = 1), in one run, each over ``BATCHED_TIMED_STEPS`` steps after
+   ``gpu_check.WARMUP_STEPS`` in the loop's deterministic mode; also written as a rates file
+   (``gpu_rates_batched_<card>.csv``, column ``group_size``) that ``iclab cost --rates`` reads: the group rows as
+   groups' steps, the G = 1 rows as a member's.
 """
 
 from __future__ import annotations
@@ -24,19 +30,24 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import torch
 
 from iclab.atomic import write_text
 from iclab.compute import cluster
-from iclab.compute.gpu_check import (Shape, agreement_rows, card_name, failed, file_card, profiled_step, tier_shapes,
+from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, agreement_rows, card_name, failed, file_card,
+                                     first_experiments, full_shape, profiled_step, synchronize, tier_flops, tier_shapes,
                                      tiny)
+from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.batched import Batched, ModelGroup, stacked_batch
-from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, loss_points, matmul_precision, prompt_loss,
-                           seeded_model)
+from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, learner_step, loss_points, make_optimizer,
+                           matmul_precision, prompt_loss, seeded_model)
+from iclab.pipeline.plan import build_plan
 from iclab.store.jobs import TrainJob
 from iclab.tasks import task_from_dict
 
@@ -52,6 +63,7 @@ ROUNDING_SHAPES = ((4, 16, 4), (4, 17, 4), (4, 16, 1), (1, 16, 4))
 ROUNDINGS = {"float32 (not rounded)": 5 * UNIT, "nearest, ties away (iclab.fit.tf32)": 8 * UNIT,
              "nearest, ties to even": 4 * UNIT, "truncation": 0.0}
 BATCHED_SEEDS = (0, 1, 2, 3)  # the batched agreement's group; its last member again first in a group of two
+BATCHED_TIMED_STEPS = 3  # steps timed a batched-steps row, after gpu_check.WARMUP_STEPS (each way)
 
 
 def rounding_factors(m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -139,6 +151,72 @@ def agreement(alone: list[tuple], batched: list[tuple], regrouped: list[tuple]) 
             "same_in_a_group_of_two": identical(batched[-1], regrouped[0]) and identical(batched[0], regrouped[1])}
 
 
+def batched_groups(config: Path) -> list[tuple[str, list[TrainJob]]]:
+    """The tier's batched groups of GPT-2s at their full shape (``gpu_check.full_shape``, batched): each group's
+    first experiment and the members it trains (``cluster.trained_members``: a group of one, two), seeds 0, 1, …;
+    the most training FLOPs first (a window cut short has timed the groups that weigh most)."""
+    plan = build_plan(load(config, check=False))
+    firsts = first_experiments(plan)
+    found = []
+    for members in plan.groups.values():
+        specs = [plan.train[h].to_dict() for h in members]
+        if not cluster.batched(specs):
+            continue
+        job = full_shape(plan.train[members[0]])
+        jobs = [replace(job, train=replace(job.train, batched=True), seed=seed)
+                for seed in range(cluster.trained_members(specs))]
+        found.append((firsts[members[0]], jobs, len(jobs) * sum(map(tier_flops, specs)) / len(specs)))
+    return [(experiment, jobs) for experiment, jobs, _ in sorted(found, key=lambda group: -group[2])]
+
+
+def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup: int = WARMUP_STEPS) -> float:
+    """Seconds a training step of ``jobs``, one model alone or a batched group (``sgd.learner_step`` on the loop's
+    batches), over ``steps`` steps after ``warmup`` steps, in the loop's deterministic mode."""
+    cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
+    batched = len(jobs) > 1
+    models = [seeded_model(job, task, torch.device("cpu") if batched else device) for job in jobs]
+    learner = Batched(ModelGroup(models).to(device)) if batched else Alone(models[0])
+    optimizer = make_optimizer(cfg, learner.module.parameters())
+    batches = [stacked_batch([batch_at(cfg, task, job.seed, step, None) for job in jobs]) if batched
+               else batch_at(cfg, task, jobs[0].seed, step, None) for step in range(warmup + steps)]
+    prompts = [tuple(torch.from_numpy(a).to(device) for a in (b.xs, b.ys)) for b in batches]  # (G,) B, K, d; B, K
+    with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
+        for step, xy in enumerate(prompts):
+            if step == warmup:
+                synchronize(device)
+                started = time.perf_counter()
+            learner_step(learner, optimizer, cfg, xy, loss_points(cfg, task, step, None), cfg.lr)
+        synchronize(device)
+    return (time.perf_counter() - started) / steps
+
+
+def batched_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,
+                  warmup: int = WARMUP_STEPS) -> dict[str, Any]:
+    """Row 6 of the module's note for one group: its step as a group of G and one member's alone."""
+    group_s = step_seconds(jobs, device, steps, warmup)
+    alone_s = step_seconds([replace(jobs[0], train=replace(jobs[0].train, batched=False))], device, steps, warmup)
+    spec = jobs[0].to_dict()
+    return {"row": "batched steps", "shape": experiment, "key": cluster.step_key(spec),
+            "numerics": cluster.numerics(spec), "flops_per_step": cluster.model_size(spec).flops_per_step,
+            "group_size": len(jobs), "group_s": group_s, "alone_s": alone_s,
+            "group_over_alone": group_s / alone_s, "steps_timed": steps}
+
+
+def rates_rows(card: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The batched-steps rows as a rates file's (``cluster.RATE_COLUMNS`` and ``group_size``): a group's and its
+    member's alone."""
+    out = []
+    for row in rows:
+        if row.get("row") != "batched steps" or "group_s" not in row:
+            continue
+        flags = {k: json.dumps(v) if isinstance(v, bool) else v for k, v in row["numerics"].items()}
+        for size, seconds in ((row["group_size"], row["group_s"]), (1, row["alone_s"])):
+            out.append({"card": card, "key": row["key"], **flags, "loop": "new",
+                        "flops_per_step": row["flops_per_step"], "seconds_per_step": seconds,
+                        cluster.GROUP_COLUMN: size})
+    return out
+
+
 def shape_of(shapes: list[Shape], experiment: str) -> Shape:
     """The tier's GPT-2 shape that ``experiment`` first trains."""
     for shape in shapes:
@@ -158,11 +236,15 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
     card = card_name(device)
     shapes = [tiny(shape) if tiny_shapes else shape for shape in tier_shapes(config)]
     kernel_shapes = [shape_of(shapes, name) for name in KERNEL_SHAPES]
+    groups = [(experiment, [tiny_job(job) for job in jobs] if tiny_shapes else jobs)
+              for experiment, jobs in batched_groups(config)]
+    timing = (1, 1) if tiny_shapes else (BATCHED_TIMED_STEPS, WARMUP_STEPS)  # steps timed, warm-up
     steps = [*((lambda s=s: kernel_time(s, device)) for s in kernel_shapes),
              lambda: {"row": "tf32 agreement", "shape": KERNEL_SHAPES[0],
                       "rows": agreement_rows(kernel_shapes[0], device, card)},
              *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES),
-             lambda: batched_agreement(kernel_shapes[0], device)]
+             lambda: batched_agreement(kernel_shapes[0], device),
+             *((lambda e=e, j=j: batched_steps(e, j, device, *timing)) for e, j in groups)]
     out = out_dir / f"gpu_backlog_{file_card(card)}.json"
     rows: list[dict[str, Any]] = []
     for step in steps:
@@ -174,4 +256,13 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
         rows.append({"card": card, **row, "seconds": time.perf_counter() - started})
         write_text(out, json.dumps(rows, indent=1) + "\n")
         log.info("gpu-backlog %s", json.dumps(rows[-1])[:300])
+        rates = rates_rows(card, rows)
+        if rates:
+            write_text(out_dir / f"gpu_rates_batched_{file_card(card)}.csv",
+                       pd.DataFrame(rates).to_csv(index=False))
     return out
+
+
+def tiny_job(job: TrainJob) -> TrainJob:
+    """``job`` at ``gpu_check.tiny``'s widths (its d, prompt length and numerics kept)."""
+    return tiny(Shape(job, "", 1, 0.0)).job

@@ -154,8 +154,8 @@ def counted(arg: str, root: Path) -> str:
     return str(len(found))
 
 
-COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "cluster_cpu_hours", "peak_host_gb",
-               "longest_gpu_hours")
+COST_FIELDS = ("jobs", "trainings", "gpu_trainings", "cpu_hours", "gpu_hours", "gpu_hours_central",
+               "gpu_hours_optimistic", "cluster_cpu_hours", "peak_host_gb", "longest_gpu_hours")
 
 
 @functools.lru_cache(maxsize=8)
@@ -181,7 +181,8 @@ def cost_sums(path: Path, _mtime_ns: int) -> pd.DataFrame:
 def cost_value(arg: str, root: Path) -> str:
     """One number of a cost table (``iclab cost``'s CSV under ``BENCHMARK_RESULTS``) as ``cost.totals`` sums it:
     ``FILE|EXPERIMENT|FIELD[|FORMAT]``, ``EXPERIMENT`` one of the table's or ``tier``, ``FIELD`` one of
-    ``COST_FIELDS`` (``trainings``: its train jobs; ``gpu_trainings``: those that ask for a GPU;
+    ``COST_FIELDS`` (``trainings``: its train jobs; ``gpu_trainings``: those that ask for a GPU; ``gpu_hours``
+    and its ``_central`` and ``_optimistic``: a batched group's range, ``cluster.BATCHED_SCENARIOS``;
     ``longest_gpu_hours``: the most GPU-hours of one of them, 0 where none asks for a GPU)."""
     name, experiment, field, spec = (arg.split("|") + [""])[:4]
     path = record_file(name, root, f"cost {arg}")
