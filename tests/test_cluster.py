@@ -431,3 +431,34 @@ def test_a_group_is_timed_only_by_a_row_of_its_size(tmp_path: Path):
                                                                        "(measured on H200) and peak shares")
     pd.DataFrame([base | {"seconds_per_step": 0.034}]).to_csv(path, index=False)
     assert cluster.GpuRates.read(path).shapes == {key: 0.034}
+
+
+def test_a_batched_group_on_a_cpu_counts_its_members_by_hand():
+    """On a CPU (no GPU allowed) single_index's member steps in 5 ms + 394,752 token-layers × 6 µs + 2.3953e12 FLOPs
+    / 4e10 = 62.2571 s. A batched group of 4 counts its members one after another: 300 + 4 × 1,000 × 62.2571 =
+    249,328.3 s (the GPU's batched step would give 404.2 s); a group of one, with its copy, 300 + 2 × 62,257.1 =
+    124,814.1 s. Its host memory: 1e9 + 4 × 16 × 9,437,184 + 4 × 23,104,045,056 B of activations (the CPU model:
+    2 × 514 × 64 × 256 × 12 × (34 + 5 · 8 · 514 / 256)) = 94,020,160,000 B, × 2 → 188,500 MB (one member's
+    activations added instead of multiplied: 49,500)."""
+    assert cluster.model_size(batched_single_index(1)[0]).activation_bytes == 23_104_045_056
+    assert cluster.group_seconds(batched_single_index(4, steps=1000), gpus_allowed=False) == pytest.approx(
+        300 + 4 * 1000 * 62.2571, abs=0.5)
+    assert cluster.group_seconds(batched_single_index(1, steps=1000), gpus_allowed=False) == pytest.approx(
+        300 + 2 * 1000 * 62.2571, abs=0.5)
+    assert cluster.group_memory_mb(batched_single_index(4), gpus_allowed=False) == 188_500
+
+
+def test_rates_rows_of_groups_anywhere_in_the_file_by_hand(tmp_path: Path):
+    """A group row of 2 members (0.05 s) first, then a group of 4 (0.08 s), then the model alone (0.034 s): each is
+    read for its own size, wherever it stands in the file."""
+    group = batched_single_index(4)
+    key = cluster.step_key(group[0])
+    base = {"card": "H200", "key": key, "family": "gpt2", "precision": "bfloat16", "tf32": "false",
+            "compile": "false", "cuda_graphs": "false", "loop": "new",
+            "flops_per_step": cluster.model_size(group[0]).flops_per_step}
+    path = tmp_path / "rates.csv"
+    pd.DataFrame([base | {"seconds_per_step": 0.05, "group_size": 2}, base | {"seconds_per_step": 0.08, "group_size": 4},
+                  base | {"seconds_per_step": 0.034, "group_size": 1}]).to_csv(path, index=False)
+    rates = cluster.GpuRates.read(path)
+    assert rates.groups == {(key, 2): 0.05, (key, 4): 0.08} and rates.shapes == {key: 0.034}
+    assert cluster.group_step_seconds(batched_single_index(2), rates) == pytest.approx(0.05)

@@ -130,9 +130,7 @@ def batched_look2_seconds(plan: Plan, experiment: str, results: Path, s1: int, s
     other experiments charges each its own members' share)."""
     own = {model["hash"] for setting in plan.settings[experiment].values() for model in setting.models}
     total = 0.0
-    for group in experiment_groups(plan, experiment):
-        if not batched_group(plan, group):
-            continue
+    for group in sorted(g for g in experiment_groups(plan, experiment) if batched_group(plan, g)):
         members = plan.groups[group]
         look2_members = max(2, round(sum(h in own for h in members) * s2 / s1))
         trained = cluster.trained_members([plan.train[h].to_dict() for h in members])
