@@ -445,12 +445,12 @@ def gpu_host_seconds(job: dict[str, Any], size: Size) -> float:
     return GPU_STEP_BASE_S + size.token_layers / job["train"]["batch_size"] * GPU_LSTM_TOKEN_LAYER_S
 
 
-def gpu_device_seconds(job: dict[str, Any], size: Size) -> float:
-    """The card's time running a step: its FLOPs at ``ACHIEVABLE_SHARE`` of the peak of the step's arithmetic, and
-    the bytes it moves (activations written and read back, ``PARAMETER_STEP_BYTES`` a parameter) at
-    ``CARD_BANDWIDTH``."""
+def gpu_device_seconds(job: dict[str, Any], size: Size, share: float = ACHIEVABLE_SHARE) -> float:
+    """The card's time running a step: its FLOPs at ``share`` of the peak of the step's arithmetic (the anchors'
+    ``ACHIEVABLE_SHARE``, or a batched scenario's), and the bytes it moves (activations written and read back,
+    ``PARAMETER_STEP_BYTES`` a parameter) at ``CARD_BANDWIDTH``."""
     moved = 2 * size.on_device + PARAMETER_STEP_BYTES * size.parameters
-    return size.flops_per_step / (ACHIEVABLE_SHARE * CARD_PEAK_FLOPS[arithmetic(job)]) + moved / CARD_BANDWIDTH
+    return size.flops_per_step / (share * CARD_PEAK_FLOPS[arithmetic(job)]) + moved / CARD_BANDWIDTH
 
 
 def arithmetic(job: dict[str, Any]) -> str:
@@ -530,9 +530,7 @@ def batched_step_seconds(jobs: list[dict[str, Any]], scenario: Scenario, rates: 
     job, size = jobs[0], model_size(jobs[0])
     alone = None if rates is None else rates.step_seconds(job, size.flops_per_step)
     host = scenario.kernel_ratio * (gpu_step_seconds(job, size) if alone is None else alone)
-    kind = arithmetic(job)
-    moved = 2 * size.on_device + PARAMETER_STEP_BYTES * size.parameters
-    member = size.flops_per_step / (scenario.efficiency[kind] * CARD_PEAK_FLOPS[kind]) + moved / CARD_BANDWIDTH
+    member = gpu_device_seconds(job, size, scenario.efficiency[arithmetic(job)])
     return max(host, trained_members(jobs) * member)
 
 
@@ -583,12 +581,12 @@ def device_memory_mb(job: dict[str, Any], gpus_allowed: bool = True, rates: GpuR
     ``--resources gpu_mem_mb=<the card's>`` starts no more packed trainings than fit the card."""
     if not gpus(job, gpus_allowed):
         return 0
-    return 500 * math.ceil(SAFETY * device_bytes(job, rates) / 1e6 / 500)
+    return mb_rounded(device_bytes(job, rates))
 
 
 def memory_mb(job: dict[str, Any], gpus_allowed: bool = True) -> int:
     """Host memory to ask for (MB): the estimate on the job's device × SAFETY, rounded up to 500 MB."""
-    return max(MIN_MEMORY_MB, 500 * math.ceil(SAFETY * host_bytes(job, device(job, gpus_allowed)) / 1e6 / 500))
+    return max(MIN_MEMORY_MB, mb_rounded(host_bytes(job, device(job, gpus_allowed))))
 
 
 def group_memory_mb(jobs: list[dict[str, Any]], gpus_allowed: bool = True) -> int:
