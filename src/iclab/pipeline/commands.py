@@ -327,18 +327,23 @@ def reuse(job, staging: Path, reuse_dir: Path | None) -> bool:
     """Whether a finished group under ``reuse_dir`` holds ``job``'s model (``<group>/<hash>.nc`` of its spec): then
     linked (or copied) into ``staging`` and logged, so that a renamed group trains only its new members."""
     from iclab.atomic import atomic_write
-    from iclab.store.cubes import cube_spec, read_cube
-    from iclab.store.trained import MODEL_KIND
 
     if reuse_dir is None:
         return False
     for found in sorted(reuse_dir.glob(f"*/{job.hash}.nc")):
-        if cube_spec(read_cube(found, kind=MODEL_KIND)) != job.to_dict():
-            continue
-        atomic_write(staging / f"{job.hash}.nc", lambda temporary: link_or_copy(found, temporary))
-        log.info("[%s] trained earlier in group %s: reused, not retrained", job.hash, found.parent.name)
-        return True
+        if holds_model(found, job):
+            atomic_write(staging / f"{job.hash}.nc", lambda temporary: link_or_copy(found, temporary))
+            log.info("[%s] trained earlier in group %s: reused, not retrained", job.hash, found.parent.name)
+            return True
     return False
+
+
+def holds_model(path: Path, job) -> bool:
+    """Whether ``path`` is a model cube of ``job``'s spec."""
+    from iclab.store.cubes import cube_spec, read_cube
+    from iclab.store.trained import MODEL_KIND
+
+    return path.exists() and cube_spec(read_cube(path, kind=MODEL_KIND)) == job.to_dict()
 
 
 def link_or_copy(source: Path, target: Path) -> None:
@@ -352,11 +357,8 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 def finished(job, staging: Path) -> bool:
     """Whether ``staging/<hash>.nc`` holds ``job``'s finished model (logged)."""
-    from iclab.store.cubes import cube_spec, read_cube
-    from iclab.store.trained import MODEL_KIND
-
     out = staging / f"{job.hash}.nc"
-    if out.exists() and cube_spec(read_cube(out, kind=MODEL_KIND)) == job.to_dict():
+    if holds_model(out, job):
         log.info("[%s] finished earlier: %s", job.hash, out)
         return True
     return False
