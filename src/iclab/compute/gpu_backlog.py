@@ -46,7 +46,7 @@ from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.batched import Batched, ModelGroup, stacked_batch
 from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, learner_step, loss_points, make_optimizer,
-                           matmul_precision, prompt_loss, seeded_model)
+                           matmul_precision, prompt_loss, seeded_learner, seeded_model)
 from iclab.pipeline.plan import build_plan
 from iclab.store.jobs import TrainJob
 from iclab.tasks import task_from_dict
@@ -174,8 +174,7 @@ def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup:
     batches), over ``steps`` steps after ``warmup`` steps, in the loop's deterministic mode."""
     cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
     batched = len(jobs) > 1
-    models = [seeded_model(job, task, torch.device("cpu") if batched else device) for job in jobs]
-    learner = Batched(ModelGroup(models).to(device)) if batched else Alone(models[0])
+    _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
     optimizer = make_optimizer(cfg, learner.module.parameters())
     batches = [stacked_batch([batch_at(cfg, task, job.seed, step, None) for job in jobs]) if batched
                else batch_at(cfg, task, jobs[0].seed, step, None) for step in range(warmup + steps)]

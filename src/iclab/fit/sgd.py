@@ -415,6 +415,15 @@ def seeded_model(job, task: Task, device: torch.device) -> nn.Module:
     return build_model(job.model, task.d).to(device)
 
 
+def seeded_learner(jobs: list, tasks: list[Task], device: torch.device, batched: bool
+                   ) -> tuple[list[nn.Module], Alone | Batched]:
+    """The jobs' models as their seeds initialise them, and the learner that trains them: the one model alone, or
+    (``batched``) all as one ``ModelGroup``. A group's members are built on the CPU (initialised as alone, where
+    they are built too) and only their stack moves to the device; they take the trained weights at the end."""
+    models = [seeded_model(job, task, torch.device("cpu") if batched else device) for job, task in zip(jobs, tasks)]
+    return models, Batched(ModelGroup(models).to(device)) if batched else Alone(models[0])
+
+
 def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoint_every: int, log_every: int,
                  prefetch: str) -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
     """The loop: one job's model alone, or (``batched``) the jobs' models as one ``ModelGroup``."""
@@ -423,10 +432,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
     if cfg.tf32 and cfg.compile and device.type != "cuda":
         raise UsageError("train.tf32 with train.compile on the CPU: TF32 is emulated there op by op (iclab.fit.tf32), "
                          "which a compiled step would bypass; set train.compile or train.tf32 to false")
-    # a group's members are built on the CPU (initialised as alone, where they are built too) and only their stack
-    # moves to the device; they take the trained weights at the end
-    models = [seeded_model(job, task, torch.device("cpu") if batched else device) for job, task in zip(jobs, tasks)]
-    learner = Batched(ModelGroup(models).to(device)) if batched else Alone(models[0])
+    models, learner = seeded_learner(jobs, tasks, device, batched)
     name, names = group_hash(jobs) if batched else jobs[0].hash, [job.hash for job in jobs]
     warn_slow_bf16(name, cfg, device)
     optimizer = make_optimizer(cfg, learner.module.parameters())
