@@ -286,6 +286,17 @@ def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_pat
     assert (tmp_path / "cost.md").read_text().rstrip().endswith(effects.rstrip())
 
 
+def test_cost_refuses_a_pack_result_that_measured_nothing(tmp_path, caplog):
+    """gpu-pack --mps where the image has no daemon writes a result without a gain: named, refused before any work."""
+    empty = tmp_path / "gpu_pack_lstm_mps_x.json"
+    empty.write_text(json.dumps({"k": 4, "not_run": "nvidia-cuda-mps-control is not on PATH"}))
+    with pytest.raises(SystemExit):
+        main(["cost", "--config", str(REPO / "config" / "gpu_node.yaml"), "--node-cores", "16", "--pack", str(empty),
+              "--out", str(tmp_path / "cost")])
+    assert (f"--pack {empty}: a gpu-pack result that measured nothing (nvidia-cuda-mps-control is not on PATH)"
+            in caplog.text) and not (tmp_path / "cost.csv").exists()
+
+
 def test_the_cards_peak_caps_what_a_day_needs_by_hand():
     """A day against the packed hours and the floor of the card's peak: 25 h of FLOPs at the peak cannot fit at any
     rate, however few the packed hours; 48 packed hours over a 2-hour floor need 2× faster steps, which the peak

@@ -63,8 +63,76 @@ def test_the_shapes_gpu_pack_can_pack():
     assert chosen["busiest"].experiment == "probe_layers" and chosen["busiest"].job.model["name"] == "gpt2"
     assert chosen["longest"].experiment == "single_index" and chosen["longest"].job.task["n_points"] == 257
     assert chosen["lstm"].job.model["name"] == "lstm"
-    with pytest.raises(gpu_pack.UsageError, match="--shape widest; allowed: busiest, longest, lstm"):
+    with pytest.raises(gpu_pack.UsageError, match="--shape widest; allowed: busiest, longest, lstm, batched"):
         gpu_pack.chosen_shape(GPU_DAY, "widest")
+
+
+def test_the_batched_group_gpu_pack_packs_is_the_largest_two_of_which_fit_the_card(monkeypatch):
+    """gpu_node's groups: zfb_figure1's 18 (9 seeds × 2 training covariances) at ~27.5 GB each fit twice on 80 GB;
+    the probe group of 28 (~67–70 GB, issue 99) does not; on a card twice as large it is the one."""
+    experiment, jobs = gpu_pack.batched_group(GPU_DAY)
+    assert experiment == "zfb_figure1" and len(jobs) == 18
+    assert {job.seed for job in jobs} == set(range(18)) and all(job.train.batched for job in jobs)
+    monkeypatch.setattr(gpu_pack, "PACK_CARD_MB", 160_000)
+    experiment, jobs = gpu_pack.batched_group(GPU_DAY)
+    assert experiment == "probe_layers" and len(jobs) == 28
+    monkeypatch.setattr(gpu_pack, "PACK_CARD_MB", 1_000)
+    with pytest.raises(gpu_pack.UsageError, match="no batched group of config .* fits twice on a 1000 MB card"):
+        gpu_pack.batched_group(GPU_DAY)
+
+
+def in_process_launch(log: list):
+    """``gpu_pack.launch`` in this process: each call's copies and the MPS pipe folder its workers would see."""
+    def launch(spec, device, steps, copies, scratch):
+        log.append((copies, os.environ.get("CUDA_MPS_PIPE_DIRECTORY")))
+        return [gpu_pack.worker_result(spec, torch.device(device), steps) for _ in range(copies)]
+    return launch
+
+
+def test_a_batched_group_packs_twice_and_its_gain_is_the_batched_familys(tmp_path, monkeypatch):
+    """A tiny zfb_figure1 group of 18, alone twice and two copies at once: equal bit for bit; its gain goes to the
+    family "gpt2 batched", not "gpt2"; another seed order changes the group's digest."""
+    from iclab.compute.packing import Gain
+
+    log = []
+    monkeypatch.setattr(gpu_pack, "launch", in_process_launch(log))
+    result = json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=7, tiny_shape=True, which="batched").read_text())
+    assert [copies for copies, _ in log] == [1, 1, 2] and result["models_at_this_shape"] == 18
+    assert result["alone_bit_for_bit"] and result["packed_equal_alone"] and not result["mps"]
+    assert Gain.of(result).family == "gpt2 batched" and Gain.of(result).k == 2
+    swapped = result["spec"][1::-1] + result["spec"][2:]
+    assert gpu_pack.worker_result(swapped, torch.device("cpu"), 6)["sha256"] != \
+        gpu_pack.worker_result(result["spec"], torch.device("cpu"), 6)["sha256"]
+
+
+MPS_CONTROL = """#!/bin/sh
+echo "$* $(cat)" >> {log}
+"""
+
+
+def test_mps_packs_the_copies_under_the_daemon_and_the_lone_runs_outside_it(tmp_path, monkeypatch):
+    """A stand-in nvidia-cuda-mps-control on PATH (it logs its arguments and input): started with -d before the k
+    copies, which see its pipe folder, and told quit after; the lone runs see none; the environment is restored.
+    Without one on PATH, the result says so and nothing trains."""
+    log, calls = [], tmp_path / "calls.txt"
+    monkeypatch.setattr(gpu_pack, "launch", in_process_launch(log))
+    monkeypatch.delenv("CUDA_MPS_PIPE_DIRECTORY", raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    control = bin_dir / gpu_pack.MPS_CONTROL
+    control.write_text(MPS_CONTROL.format(log=calls))
+    control.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    path = gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=6, tiny_shape=True, which="lstm", mps=True)
+    assert path.name == "gpu_pack_lstm_mps_cpu.json" and json.loads(path.read_text())["packed_equal_alone"]
+    assert [copies for copies, _ in log] == [1, 1, 2] and log[0][1] is None and log[1][1] is None
+    assert log[2][1] is not None and log[2][1].endswith("mps_pipe")
+    assert calls.read_text().split("\n")[:2] == ["-d ", " quit"]
+    assert "CUDA_MPS_PIPE_DIRECTORY" not in os.environ
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    missing = json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=6, tiny_shape=True, which="lstm",
+                                       mps=True).read_text())
+    assert "no MPS daemon in this image" in missing["not_run"] and "packed" not in missing and len(log) == 3
 
 
 def test_overlap_of_timed_windows_by_hand():

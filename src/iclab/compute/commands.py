@@ -66,16 +66,20 @@ def run_cost(args: argparse.Namespace) -> None:
         name: ["theory"] * (registry[name].theory is not None) + ["aggregate", *registry[name].products]
         for name in config["experiments"]
     }
+    packs = []
     for pack in args.pack:
         if args.node_cores is None or not pack.is_file():
             raise UsageError(f"--pack {pack}: needs --node-cores, and an existing result of `python -m iclab gpu-pack`")
+        packs.append(json.loads(pack.read_text()))
+        if "throughput_gain" not in packs[-1]:
+            raise UsageError(f"--pack {pack}: a gpu-pack result that measured nothing "
+                             f"({packs[-1].get('not_run', 'no throughput_gain')})")
     rates = None if args.rates is None else GpuRates.read(args.rates)
     full = build_plan(config)
     table = cost_table(full, smoke, products, rates)
     extra = ""
     if args.node_cores is not None:
         gpu_threads = config.get("gpu_threads", config["threads"])
-        packs = [json.loads(pack.read_text()) for pack in args.pack]
         extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], packs, rates)
     if args.power is not None:
         extra += "\n" + effects_markdown(json.loads(args.power.read_text()), table)
@@ -122,8 +126,12 @@ def arguments_gpu_pack(s: argparse.ArgumentParser) -> None:
                    help="where gpu_pack_<shape>_<card>.json goes (default: %(default)s)")
     s.add_argument("--k", type=positive_int, default=4, help="trainings packed at once (default: %(default)s)")
     s.add_argument("--steps", type=positive_int, default=100, help="steps each training runs (default: %(default)s)")
-    s.add_argument("--shape", choices=("busiest", "longest", "lstm"), default="busiest",
-                   help="the tier's shape with the most models, the longest prompts, or its LSTM (default: %(default)s)")
+    s.add_argument("--shape", choices=("busiest", "longest", "lstm", "batched"), default="busiest",
+                   help="the tier's shape with the most models, the longest prompts, its LSTM, or a batched group of "
+                        "GPT-2s (the most members of those two of which fit an 80 GB card) (default: %(default)s)")
+    s.add_argument("--mps", action="store_true",
+                   help="the packed copies under NVIDIA's MPS daemon (started and stopped here; where the image has "
+                        "none, the result says so)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the check)")
     s.add_argument("--worker", metavar="SPEC", help=argparse.SUPPRESS)  # one training, in its own process
     s.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
@@ -139,7 +147,7 @@ def run_gpu_pack(args: argparse.Namespace) -> None:
     if args.worker is not None:
         worker(args.worker, args.device, args.steps, args.out, args.start_at)
     else:
-        print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny, args.shape))
+        print(pack(args.config, args.out_dir, args.k, args.steps, args.tiny, args.shape, args.mps))
 
 
 def arguments_decide(s: argparse.ArgumentParser) -> None:

@@ -170,8 +170,16 @@ def batched_groups(config: Path) -> list[tuple[str, list[TrainJob]]]:
 
 
 def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup: int = WARMUP_STEPS) -> float:
-    """Seconds a training step of ``jobs``, one model alone or a batched group (``sgd.learner_step`` on the loop's
-    batches), over ``steps`` steps after ``warmup`` steps, in the loop's deterministic mode."""
+    """Seconds a training step of ``jobs``, one model alone or a batched group (``timed_learner``)."""
+    return timed_learner(jobs, device, steps, warmup)[1]
+
+
+def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup: int = WARMUP_STEPS,
+                  start_at: float | None = None) -> tuple[torch.nn.Module, float, tuple[float, float]]:
+    """``jobs`` trained ``warmup + steps`` steps from their seeds, one model alone or (two or more) a batched group
+    (``sgd.learner_step`` on the loop's batches, made before the clock starts), in the loop's deterministic mode,
+    the first step not before ``start_at`` (epoch seconds; packed processes start together): the trained module,
+    seconds a step over the last ``steps`` and their window (epoch seconds)."""
     cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
     batched = len(jobs) > 1
     _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
@@ -179,14 +187,16 @@ def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup:
     batches = [stacked_batch([batch_at(cfg, task, job.seed, step, None) for job in jobs]) if batched
                else batch_at(cfg, task, jobs[0].seed, step, None) for step in range(warmup + steps)]
     prompts = [tuple(torch.from_numpy(a).to(device) for a in (b.xs, b.ys)) for b in batches]  # (G,) B, K, d; B, K
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.time()))
     with deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device):
         for step, xy in enumerate(prompts):
             if step == warmup:
                 synchronize(device)
-                started = time.perf_counter()
+                started, started_at = time.perf_counter(), time.time()
             learner_step(learner, optimizer, cfg, xy, loss_points(cfg, task, step, None), cfg.lr)
         synchronize(device)
-    return (time.perf_counter() - started) / steps
+    return learner.module, (time.perf_counter() - started) / steps, (started_at, time.time())
 
 
 def batched_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,

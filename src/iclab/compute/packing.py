@@ -38,8 +38,9 @@ class Gain:
 
     @classmethod
     def of(cls, result: dict[str, Any]) -> Gain:
-        """From a ``gpu_pack_<shape>_<card>.json``."""
-        return cls(packing_family([result["spec"]]), result["k"], result["throughput_gain"], result["card"],
+        """From a ``gpu_pack_<shape>_<card>.json`` (its spec a job's, or a batched group's list)."""
+        group = result["spec"] if isinstance(result["spec"], list) else [result["spec"]]
+        return cls(packing_family(group), result["k"], result["throughput_gain"], result["card"],
                    result["experiment"])
 
 
