@@ -99,6 +99,25 @@ def test_a_gpu_tiers_forward_runs_no_op_that_cuda_autocast_keeps_float32(job):
     assert (forward & CUDA_AUTOCAST_FLOAT32) - ALLOWED_FLOAT32 == set()
 
 
+def test_gpt2_blocks_call_sdpa_causal_without_a_mask_and_the_last_with_its_read_tokens_mask(monkeypatch):
+    """Issue 100: under SDPA every block but the last calls torch's SDPA with ``is_causal`` and no materialized mask
+    (the path on which SDPA may pick a fused causal kernel); the last block, which reads the 4 x tokens of 8 only,
+    with the mask of what each sees, by hand: x token k (position 2k) sees positions 0 … 2k."""
+    calls, real = [], torch.nn.functional.scaled_dot_product_attention
+
+    def recording(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, **kwargs):
+        calls.append((attn_mask, is_causal, query.shape[2], key.shape[2]))
+        return real(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    model = GPT2Learner(2, 4, n_embd=8, n_layer=3, n_head=1, activation="gelu_pytorch_tanh")
+    model(torch.randn(3, 4, 2), torch.randn(3, 4))
+    assert [(mask is None, causal, queries, keys) for mask, causal, queries, keys in calls] == [
+        (True, True, 8, 8), (True, True, 8, 8), (False, False, 4, 8)]
+    sees = torch.tensor([[position <= 2 * k for position in range(8)] for k in range(4)])
+    assert calls[-1][0].shape == (1, 1, 4, 8) and torch.equal(calls[-1][0][0, 0] == 0, sees)
+
+
 def test_the_step_trace_sees_a_host_sync_and_gelu_news_pow():
     """The trace's power to fail: a step that reads its loss on the host, and gelu_new, are caught."""
     model = GPT2Learner(2, 4, n_embd=8, n_layer=1, n_head=1, activation="gelu_new")
