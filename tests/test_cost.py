@@ -10,7 +10,7 @@ from conftest import REPO
 from iclab.compute import cluster
 from iclab.__main__ import main
 from iclab.config import validate
-from iclab.compute.cost import Smoke, cost_table, markdown, totals
+from iclab.compute.cost import Smoke, cost_table, markdown, packed_range, totals
 from iclab.pipeline.plan import build_plan
 from iclab.pipeline.smoke import SMOKE_PROMPTS, smoke_config
 
@@ -183,16 +183,19 @@ def rates_file(path, rows):
     return cluster.GpuRates.read(path)
 
 
-def gpu_smoke_run(tmp_path, tier):
-    """Every smoke model 0.5 s for step 1 and 0.7 s at step 2, each training job 10 s with a peak of 900 MB (ltb_gap)
-    or 1,500 MB (a GPT-2); every data job 3 s (the start-up); evaluations not measured."""
+def gpu_smoke_run(tmp_path, tier, progress=((1, 0.5), (2, 0.7)), gpt2_device_mb=0):
+    """Every smoke model 0.5 s for step 1 and 0.7 s at step 2 (or the ``progress`` lines given), each training job
+    10 s with a peak of 900 MB (ltb_gap) or 1,500 MB (a GPT-2; on its device ``gpt2_device_mb``); every data job 3 s
+    (the start-up); evaluations not measured."""
     smoked = build_plan(smoke_config(tier | {"smoke": STEPS}))
+    last = progress[-1][0]
     for group, members in smoked.groups.items():
-        lines = [f"{PREFIX}[{h}] {k}/2 steps ({50 * k:3.0f}%) loss 1 lr 0.01 2 steps/s eta 0s elapsed {t:.3f}s"
-                 for h in members for k, t in ((1, 0.5), (2, 0.7))]
-        peak = 1500 if smoked.train[members[0]].model["name"] == "gpt2" else 900
+        lines = [f"{PREFIX}[{h}] {k}/{last} steps (50%) loss 1 lr 0.01 2 steps/s eta 0s elapsed {t:.3f}s"
+                 for h in members for k, t in progress]
+        gpt2 = smoked.train[members[0]].model["name"] == "gpt2"
+        peak = f"host {1500 if gpt2 else 900} MB, device {gpt2_device_mb if gpt2 else 0} MB"
         write(tmp_path / "logs" / "train" / f"{group}.log",
-              "\n".join(lines + [f"x INFO iclab: peak memory: host {peak} MB, device 0 MB"]))
+              "\n".join(lines + [f"x INFO iclab: peak memory: {peak}"]))
         benchmark(tmp_path, f"train/{group}", 10.0, 500.0)
     for job_hash in smoked.data:
         write(tmp_path / "logs" / "data" / f"{job_hash}.log", "x INFO iclab: peak memory: host 300 MB, device 0 MB")
@@ -416,3 +419,70 @@ def test_a_batched_group_is_costed_once_from_its_smoke_twins_group_by_hand(tmp_p
         assert job["peak_host_mb"] == 1500  # the smoke group's peak × 2/2 members
     total = totals(table).loc["ltb_table1"]
     assert total["gpu_hours"] > total["gpu_hours_central"] == pytest.approx(total["gpu_hours_optimistic"])
+
+
+THREE_LINES = ((1, 0.5), (2, 0.7), (4, 1.1))  # a step 0.2 s after the first: (1.1 − 0.5) / (4 − 1)
+
+
+def test_a_training_rows_every_column_from_three_progress_lines_by_hand(tmp_path, gpu_tier):
+    """Smoke logs of three progress lines (the last, step 4 at 1.1 s, is what a model measured): a GPT-2 job is the
+    start-up 3 s + 1000 × 0.2 s + its rest 10 − 3 − 1.1 s; ltb_gap's group of 9 (3 in the smoke job) pays one
+    start-up: 3 + 9 × (200 + 7/3 − 1.1). Its smoke work is its twins' 4 steps for each model (36 for 9), its device
+    peak the GPT-2's 250 MB (none for the CPU models). Totals: experiments in the config's order, then the claims;
+    CPU-hours on a cluster are the jobs' that ask for no GPU; packed on one card with no gain measured, the GPU jobs'
+    hours one after another in each scenario."""
+    full = build_plan(gpu_tier)
+    table = cost_table(full, gpu_smoke_run(tmp_path / "smoke", gpu_tier, THREE_LINES, gpt2_device_mb=250),
+                       {"ltb_gap": [], "ltb_table1": []})
+    train = table[table["rule"] == "train"].set_index("experiment")
+    gpt2 = train.loc["ltb_table1"]
+    assert (gpt2["smoke_work"] == 4).all() and gpt2["seconds_per_unit"].tolist() == pytest.approx([0.2] * 4)
+    assert gpt2["cpu_seconds"].tolist() == pytest.approx([3 + 1000 * 0.2 + (10 - 3 - 1.1)] * 4)
+    assert (gpt2["smoke_seconds"] == 10).all() and (gpt2["peak_device_mb"] == 250).all()
+    assert (gpt2["peak_host_mb"] == 1500).all() and (gpt2["unit"] == "steps").all()
+    gap = train.loc["ltb_gap"]
+    assert (gap["smoke_work"] == 36).all() and gap["peak_device_mb"].isna().all()
+    assert gap["cpu_seconds"].tolist() == pytest.approx([3 + 9 * (200 + 7 / 3 - 1.1)] * 2)
+    total = totals(table)
+    assert list(total.index) == ["ltb_gap", "ltb_table1", "(claims)", "tier"]
+    off_gpu = table.loc[table["gpu_seconds"].isna(), "cpu_seconds"].sum()
+    assert total.loc["tier", "cluster_cpu_hours"] == pytest.approx(off_gpu / 3600)
+    assert total.loc["ltb_table1", "cluster_cpu_hours"] == 0  # its four trainings ask for a GPU, its rest unmeasured
+    assert packed_range(table, full, {}, None) == pytest.approx(
+        {name: table[column].sum() / 3600 for name, column in
+         (("conservative", "gpu_seconds"), ("central", "gpu_seconds_central"),
+          ("optimistic", "gpu_seconds_optimistic"))})
+
+
+def test_a_batched_group_larger_than_its_smoke_twins_scales_its_cpu_and_memory_by_hand(tmp_path, gpu_tier):
+    """Three seeds batched: a group of 3 trained members whose smoke twin (seed 0, a group of one beside its copy)
+    trained 2. CPU: 3 + (1000 × 0.2 + (10 − 3 − 1.1)) × 3/2; host memory 1,500 MB × 3/2 (every member at once),
+    the smoke's 1,500 beside it; its device peak and smoke columns as the smoke job's."""
+    tier = validate(gpu_tier | {"batched_training": True, "experiments": gpu_tier["experiments"] | {
+        "ltb_table1": gpu_tier["experiments"]["ltb_table1"] | {"seeds": [0, 1, 2]}}})
+    table = cost_table(build_plan(tier), gpu_smoke_run(tmp_path / "smoke", tier, THREE_LINES, gpt2_device_mb=250),
+                       {"ltb_gap": [], "ltb_table1": []})
+    gpt2 = table[(table["rule"] == "train") & (table["experiment"] == "ltb_table1")]
+    assert sorted(gpt2["what"]) == ["gpt2 ×3 batched", "gpt2_nomlp ×3 batched"]
+    assert gpt2["cpu_seconds"].tolist() == pytest.approx([3 + (1000 * 0.2 + (10 - 3 - 1.1)) * 1.5] * 2)
+    assert (gpt2["peak_host_mb"] == 2250).all() and (gpt2["peak_host_mb_smoke"] == 1500).all()
+    assert (gpt2["smoke_work"] == 4).all() and gpt2["seconds_per_unit"].tolist() == pytest.approx([0.2] * 2)
+    assert (gpt2["smoke_seconds"] == 10).all() and (gpt2["peak_device_mb"] == 250).all()
+
+
+def test_without_a_smoke_run_a_two_stage_fit_counts_prompts_and_a_gpt2_steps():
+    """single_index as config.yaml runs it, no smoke run: its two-stage fits' work is prompts, its GPT-2s' steps; each
+    job's CPU seconds and host memory are cluster.py's estimates on a CPU."""
+    from iclab.config import load
+
+    config = load(REPO / "config.yaml")
+    config["experiments"] = {"single_index": config["experiments"]["single_index"]}
+    full = build_plan(config)
+    table = cost_table(full, None, {"single_index": []})
+    train = table[table["rule"] == "train"]
+    units = dict(zip(train["what"].str.split(" ").str[0], train["unit"]))
+    assert units["two_stage"] == "prompts" and units["gpt2"] == "steps"
+    for _, job in train.iterrows():
+        specs = [full.train[h].to_dict() for h in full.groups[job["job"]]]
+        assert job["cpu_seconds"] == cluster.group_seconds(specs, gpus_allowed=False)
+        assert job["peak_host_mb"] == max(cluster.host_bytes(spec, "cpu") for spec in specs) / 1e6

@@ -157,6 +157,48 @@ def test_batches_made_ahead_are_the_batches_made_in_turn_from_any_start():
     assert not stopped_early.thread.is_alive()  # leaving the feed mid-way stops its producer
 
 
+def test_batches_from_producer_processes_are_the_batches_made_in_turn():
+    """Two producer processes (``loop.producers``) make a batched group's batches from a resumed step, in step order,
+    the same numbers as made in turn; leaving the feed stops its processes."""
+    from iclab.fit.prefetch import BatchFeed
+    from iclab.fit.sgd import BatchMaker
+
+    spec = job(steps=40, curriculum={"dims": [1, 1], "points": [3, 2], "every": 5})
+    make = BatchMaker(spec.train, (TASK, TASK), (0, 1), (None, None), batched=True)
+    with BatchFeed(make, 13, 40, torch.device("cpu"), ahead=True, producers=2) as produced:
+        made = list(produced)
+    assert produced.pool._shutdown_thread and not produced.thread.is_alive()
+    with BatchFeed(make, 13, 40, torch.device("cpu"), ahead=False) as in_turn:
+        for (xs, ys), (xs_turn, ys_turn) in zip(made, in_turn, strict=True):  # (2, B, K, d), (2, B, K)
+            assert xs.shape[0] == 2 and torch.equal(xs, xs_turn) and torch.equal(ys, ys_turn)
+    with pytest.raises(ValueError, match="producers=2 make batches ahead; ahead is False"):
+        BatchFeed(make, 0, 40, torch.device("cpu"), ahead=False, producers=2)
+
+
+class FailsAt:
+    """A picklable batch maker (a producer process imports it) that fails at one step."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def __call__(self, step: int):
+        from iclab.fit.sgd import batch_at
+
+        if step == self.step:
+            raise ValueError(f"no batch {step}")
+        return batch_at(job().train, TASK, 0, step, None)
+
+
+def test_an_error_in_a_producer_process_is_raised_at_the_step_that_needs_its_batch():
+    from iclab.fit.prefetch import BatchFeed
+
+    with BatchFeed(FailsAt(3), 0, 10, torch.device("cpu"), ahead=True, producers=2) as feed:
+        for _ in range(3):
+            next(feed)
+        with pytest.raises(ValueError, match="no batch 3"):
+            next(feed)
+
+
 class StandInStream:
     """A CUDA stream on the CPU: ``Tensor.to("cuda", non_blocking=True)`` enqueues a copy that reads its host buffer
     only when it runs (when a later event is waited on, or its result is used), as a real asynchronous copy may;
@@ -257,14 +299,16 @@ def test_an_error_in_the_producer_is_raised_at_the_step_that_needs_its_batch():
 
 
 def test_training_with_batches_made_ahead_is_bit_identical_and_tf32_is_set_only_while_training():
-    """prefetch always (a producer thread) and never give the same losses and weights; ``train.tf32`` is the CUDA
+    """prefetch always (a producer thread, or two producer processes) and never give the same losses and weights;
+    ``train.tf32`` is the CUDA
     flags' value during the step and they are restored after (on the CPU the products are emulated: test_tf32.py)."""
     runs = {}
-    for prefetch in ("always", "never"):
-        model, losses, _ = train(job(name="lsa", steps=30), prefetch=prefetch)
-        runs[prefetch] = losses, [p.detach().clone() for p in model.parameters()]
-    np.testing.assert_array_equal(runs["always"][0], runs["never"][0])
-    assert all(torch.equal(a, b) for a, b in zip(runs["always"][1], runs["never"][1]))
+    for prefetch, producers in (("always", 0), ("never", 0), ("always", 2)):
+        model, losses, _ = train(job(name="lsa", steps=30), prefetch=prefetch, producers=producers)
+        runs[prefetch, producers] = losses, [p.detach().clone() for p in model.parameters()]
+    for other in (("never", 0), ("always", 2)):
+        np.testing.assert_array_equal(runs["always", 0][0], runs[other][0])
+        assert all(torch.equal(a, b) for a, b in zip(runs["always", 0][1], runs[other][1]))
 
     seen, flags = [], (torch.backends.cuda.matmul, torch.backends.cudnn)
     before = [flag.allow_tf32 for flag in flags]

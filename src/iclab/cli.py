@@ -23,6 +23,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {text!r}")
+    return value
+
+
 def from_spec(cls, spec: dict, what: str):
     """``cls.from_dict(spec)``, or a ``UsageError`` saying that ``--spec`` is not a ``what`` spec."""
     from iclab.errors import UsageError

@@ -28,11 +28,13 @@ rule train:
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
         prefetch=LOOP["prefetch"],
+        producers=lambda w: LOOP["producers"] if train_gpus(w) else 0,  # within gpu_threads (iclab.config)
         hide_gpu=hide_gpu,
     conda:
         ENV
     shell:
         "{params.hide_gpu}python -m iclab train --spec {params.specs} --out-dir {output} --checkpoint-dir {params.checkpoints}"
         " --checkpoint-every {params.checkpoint_every} --log-every {params.log_every} --prefetch {params.prefetch}"
+        " --producers {params.producers}"
         " --threads {threads} --reuse-dir {params.reuse}"
         " > {log} 2>&1"

@@ -7,7 +7,8 @@ from iclab.fit.base import Fitter
 from iclab.fit.configs import CONFIGS, MeanFieldTrainConfig, TrainConfig, TwoStageConfig
 
 FITS = {TrainConfig: sgd.fit, TwoStageConfig: two_stage.fit_job, MeanFieldTrainConfig: mean_field.fit}
-LOOP_OPTIONS = {TrainConfig: ("prefetch",)}  # sgd makes its batches step by step; the others read them in chunks
+# sgd makes its batches step by step (ahead, by its thread or producers); the others read them in chunks
+LOOP_OPTIONS = {TrainConfig: ("prefetch", "producers")}
 FITTERS: dict[str, Fitter] = {
     name: Fitter(config=config, fit=FITS[config], loop_options=LOOP_OPTIONS.get(config, ()))
     for name, config in CONFIGS.items()

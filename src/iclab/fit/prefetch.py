@@ -2,16 +2,22 @@
 for the CPU to sample a batch and copy it over.
 
 The batches are the ones the loop would make itself (``make(step)``, a pure function of the step), in step order,
-from the step the loop starts at (a resumed run's checkpoint step). On CUDA each batch is written into one of a few
-pinned host buffers and copied to the device without blocking; an event recorded after a buffer's copy tells the
-producer when it may write into that buffer again. On the CPU the tensors are handed over as they are.
+from the step the loop starts at (a resumed run's checkpoint step). The thread makes them itself, or (``producers``
+P ≥ 1, ``loop.producers``) hands them to P processes, up to ``DEPTH`` × P steps at once, and takes them back in step
+order: the same numbers, made P at a time where one thread cannot keep up with a batched group's steps. On CUDA each
+batch is written into one of a few pinned host buffers and copied to the device without blocking; an event recorded
+after a buffer's copy tells the producer when it may write into that buffer again. On the CPU the tensors are handed
+over as they are.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
 import torch
@@ -51,21 +57,44 @@ class PinnedSlot:
 class BatchFeed:
     """``next()`` gives the (xs, ys) of steps ``start``, ``start`` + 1, … < ``stop`` on ``device``, made by
     ``make(step)``: ``ahead``, by a background thread ``DEPTH`` batches ahead (an error there is raised by
-    ``next()``), else when asked. Use as a context manager: leaving it stops the thread."""
+    ``next()``), with ``producers`` processes making them for it (``make`` then picklable), else when asked. Use as a
+    context manager: leaving it stops the thread and the processes."""
 
-    def __init__(self, make: Callable[[int], Batch], start: int, stop: int, device: torch.device, ahead: bool):
+    def __init__(self, make: Callable[[int], Batch], start: int, stop: int, device: torch.device, ahead: bool,
+                 producers: int = 0):
+        if producers and not ahead:
+            raise ValueError(f"BatchFeed: producers={producers} make batches ahead; ahead is False")
         self.make, self.steps, self.device = make, iter(range(start, stop)), device
         self.slots = [PinnedSlot() for _ in range(SLOTS)] if ahead and device.type == "cuda" else None
         self.ready: queue.Queue | None = queue.Queue(maxsize=DEPTH) if ahead else None
         self.stopped = threading.Event()
+        self.pool = None if not producers else ProcessPoolExecutor(
+            producers, mp_context=multiprocessing.get_context("spawn"), initializer=install, initargs=(make,))
+        self.window = DEPTH * producers
         self.thread = threading.Thread(target=self._produce, args=(range(start, stop),), daemon=True) if ahead else None
         if self.thread is not None:
             self.thread.start()
 
+    def _made(self, steps: range) -> Iterator[tuple[int, Batch]]:
+        """Each step's batch, in step order: made here, or by the producers, ``window`` steps in flight."""
+        if self.pool is None:
+            yield from ((step, self.make(step)) for step in steps)
+            return
+        pending: deque[tuple[int, Future]] = deque()
+        for step in steps:
+            pending.append((step, self.pool.submit(made_by_producer, step)))
+            if len(pending) >= self.window:
+                done, batch = pending.popleft()
+                yield done, batch.result()
+        while pending:
+            done, batch = pending.popleft()
+            yield done, batch.result()
+
     def _produce(self, steps: range) -> None:
         try:
-            for step in steps:
-                batch = self.make(step)
+            for step, batch in self._made(steps):
+                if self.stopped.is_set():
+                    return
                 slot = None if self.slots is None else self.slots[step % len(self.slots)]
                 tensors = (
                     (torch.from_numpy(batch.xs), torch.from_numpy(batch.ys)) if slot is None else slot.fill(batch)
@@ -109,3 +138,19 @@ class BatchFeed:
         self.stopped.set()
         if self.thread is not None:
             self.thread.join()
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+PRODUCER_MAKE: Callable[[int], Batch] | None = None  # in a producer process: the feed's make
+
+
+def install(make: Callable[[int], Batch]) -> None:
+    """A producer process's start: the feed's ``make``, and one torch thread (the job's cores are counted)."""
+    global PRODUCER_MAKE
+    PRODUCER_MAKE = make
+    torch.set_num_threads(1)
+
+
+def made_by_producer(step: int) -> Batch:
+    return PRODUCER_MAKE(step)

@@ -71,6 +71,31 @@ def batch_at(cfg: TrainConfig, task: Task, seed: int, step: int, pool: Batch | N
     return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=padded_points(cfg, task, points))
 
 
+@dataclass(frozen=True)
+class BatchMaker:
+    """Training batch number ``step`` of a model (``batch_at``) or, ``batched``, of each member of a group, stacked:
+    a pure function of the step, picklable (``loop.producers`` make batches in processes of their own)."""
+
+    cfg: TrainConfig
+    tasks: tuple[Task, ...]
+    seeds: tuple[int, ...]
+    pools: tuple[Batch | None, ...]
+    batched: bool
+
+    def __call__(self, step: int) -> Batch:
+        batches = [batch_at(self.cfg, task, seed, step, pool) for task, seed, pool in zip(self.tasks, self.seeds,
+                                                                                          self.pools)]
+        return stacked_batch(batches) if self.batched else batches[0]
+
+
+def batch_maker(jobs: list, tasks: list[Task], batched: bool) -> BatchMaker:
+    """The batches of ``jobs`` (one model's, or a batched group's), each from its task, seed and pretraining set."""
+    cfg = jobs[0].train
+    pools = [None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
+             for job, task in zip(jobs, tasks)]
+    return BatchMaker(cfg, tuple(tasks), tuple(job.seed for job in jobs), tuple(pools), batched)
+
+
 def loss_points(cfg: TrainConfig, task: Task, step: int, pool: Batch | None) -> int:
     """The points of step ``step``'s prompts that its loss reads: the curriculum stage's (a pretraining set's
     prompts are whole)."""
@@ -372,9 +397,10 @@ def train(
     checkpoint_every: int = 500,
     log_every: int = 100,
     prefetch: str = "auto",
+    producers: int = 0,
 ) -> tuple[nn.Module, np.ndarray, Snapshots]:
     """Train ``job`` (an ``iclab.store.jobs.TrainJob``; resuming from ``checkpoint`` if it holds this job's state), with
-    batches made ahead where ``prefetching(prefetch, device)``.
+    batches made ahead where ``prefetching(prefetch, device)``, there by ``producers`` processes if more than 0.
 
     Returns the model, the loss of every step (steps,) and the parameter snapshots (empty unless
     ``train.snapshot_every`` is set).
@@ -384,12 +410,13 @@ def train(
                          "its group (train_group, or `iclab train` with every member's spec), not alone")
     models, losses, snapshots, _ = train_models([job], batched=False, checkpoint=checkpoint,
                                                 checkpoint_every=checkpoint_every, log_every=log_every,
-                                                prefetch=prefetch)
+                                                prefetch=prefetch, producers=producers)
     return models[0], losses[0], snapshots[0]
 
 
 def train_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
-                prefetch: str = "auto") -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
+                prefetch: str = "auto", producers: int = 0
+                ) -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
     """Train ``jobs`` (``TrainJob``s of one architecture, task shape and training config:
     ``batched.check_group``) as one batched model, in the loop that trains one (its checkpoints, now of the whole
     group in one file, divergence checks and progress lines, one per model).
@@ -404,7 +431,7 @@ def train_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every:
     members = list(jobs) if len(jobs) > 1 else [jobs[0], jobs[0]]
     models, losses, snapshots, diverged = train_models(
         members, batched=True, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every,
-        prefetch=prefetch)
+        prefetch=prefetch, producers=producers)
     kept = len(jobs)
     return models[:kept], losses[:kept], snapshots[:kept], {g: m for g, m in diverged.items() if g < kept}
 
@@ -425,7 +452,7 @@ def seeded_learner(jobs: list, tasks: list[Task], device: torch.device, batched:
 
 
 def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoint_every: int, log_every: int,
-                 prefetch: str) -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
+                 prefetch: str, producers: int) -> tuple[list[nn.Module], np.ndarray, list[Snapshots], dict[int, str]]:
     """The loop: one job's model alone, or (``batched``) the jobs' models as one ``ModelGroup``."""
     cfg, tasks = jobs[0].train, [task_from_dict(job.task) for job in jobs]
     device = default_device()
@@ -452,25 +479,19 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
     elif due(cfg.snapshot_every, 0, cfg.steps):
         for member, member_state in zip(snapshots, learner.member_state_dicts()):
             member.take(0, member_state)
-    pools = [None if cfg.pretraining_prompts is None else pretraining_set(task, job.seed, cfg.pretraining_prompts)
-             for job, task in zip(jobs, tasks)]
     progress = [Progress(job.hash, cfg.steps, start=start, every=log_every, unit="steps") for job in jobs]
     reader = LossReader(losses, cfg, alone=not batched, names=names, diverged=diverged)
-
-    def make(step: int) -> Batch:
-        if not batched:
-            return batch_at(cfg, tasks[0], jobs[0].seed, step, pools[0])
-        return stacked_batch([batch_at(cfg, task, job.seed, step, pool) for job, task, pool in zip(jobs, tasks, pools)])
-
-    feed = BatchFeed(make, start, cfg.steps, device, ahead=prefetching(prefetch, device))
+    make = batch_maker(jobs, tasks, batched)
+    ahead = prefetching(prefetch, device)
+    feed = BatchFeed(make, start, cfg.steps, device, ahead, producers if ahead else 0)
     with (deterministic_kernels(device, cfg.allow_nondeterministic), matmul_precision(cfg.tf32, device), feed,
           step_model(models[0], jobs[0]) as forward):  # a group's compile is refused: forward is models[0]
         if not batched:
             learner.forward = forward
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
-            losses_now = learner_step(learner, optimizer, cfg, (xs, ys), loss_points(cfg, tasks[0], step, pools[0]),
-                                      lr)  # (G,)
+            points = loss_points(cfg, tasks[0], step, make.pools[0])
+            losses_now = learner_step(learner, optimizer, cfg, (xs, ys), points, lr)  # (G,)
             reader.add(step, losses_now)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
             if progress[0].due(step + 1) or checkpoint_due:
@@ -500,20 +521,20 @@ def warn_slow_bf16(name: str, cfg: TrainConfig, device: torch.device) -> None:
 
 
 def fit(job, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
-        prefetch: str = "auto"):
+        prefetch: str = "auto", producers: int = 0):
     """The fitter of models trained by gradient steps: the model, and its loss curve (step) with the
     parameter snapshots along a ``snapshot`` dimension (coordinate: steps taken) for the model cube."""
     model, losses, snapshots = train(job, checkpoint=checkpoint, checkpoint_every=checkpoint_every, log_every=log_every,
-                                     prefetch=prefetch)
+                                     prefetch=prefetch, producers=producers)
     log.info("[%s] final loss %.4g", job.hash, losses[-1])
     return model, training_record(losses, snapshots)
 
 
 def fit_group(jobs: list, *, checkpoint: Path | None = None, checkpoint_every: int = 500, log_every: int = 100,
-              prefetch: str = "auto") -> tuple[list[tuple[nn.Module, xr.Dataset]], dict[int, str]]:
+              prefetch: str = "auto", producers: int = 0) -> tuple[list[tuple[nn.Module, xr.Dataset]], dict[int, str]]:
     """``fit`` for a batched group (``train_group``): each model with its record, and the members that diverged."""
     models, losses, snapshots, diverged = train_group(jobs, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                                      log_every=log_every, prefetch=prefetch)
+                                                      log_every=log_every, prefetch=prefetch, producers=producers)
     for g, job in enumerate(jobs):
         if g not in diverged:
             log.info("[%s] final loss %.4g", job.hash, losses[g, -1])

@@ -14,7 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
-from iclab.cli import from_spec, json_arg, positive_int, set_threads
+from iclab.cli import from_spec, json_arg, non_negative_int, positive_int, set_threads
 
 log = logging.getLogger("iclab")
 
@@ -77,6 +77,9 @@ def arguments_train(s: argparse.ArgumentParser) -> None:
     s.add_argument("--log-every", type=positive_int, default=500)
     s.add_argument("--prefetch", choices=("auto", "always", "never"), default="auto",
                    help="make gradient-step fits' batches ahead in a thread (auto: on CUDA)")
+    s.add_argument("--producers", type=non_negative_int, default=0,
+                   help="processes that make the batches made ahead, beside the loop (0: its thread makes them; "
+                        "the same numbers either way)")
     s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--reuse-dir", type=Path, default=None,
                    help="a batched group's member that a finished group holds here (<group>/<hash>.nc, its spec "
@@ -384,7 +387,7 @@ def train_batched(jobs: list, staging: Path, args: argparse.Namespace) -> None:
         return
     checkpoint = None if args.checkpoint_dir is None else args.checkpoint_dir / f"{group_hash(todo)}.pt"
     fitted, diverged = fit_group(todo, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
-                                 log_every=args.log_every, prefetch=args.prefetch)
+                                 log_every=args.log_every, prefetch=args.prefetch, producers=args.producers)
     for g, (job, (model, record)) in enumerate(zip(todo, fitted)):
         if g not in diverged:
             save_model(staging / f"{job.hash}.nc", job, model, record)
