@@ -448,6 +448,16 @@ def test_a_batched_group_on_a_cpu_counts_its_members_by_hand():
     assert cluster.group_memory_mb(batched_single_index(4), gpus_allowed=False) == 188_500
 
 
+def test_only_a_batched_group_on_a_gpu_runs_producers():
+    """loop.producers 2: a batched group asking a GPU runs 2; the same group on a cluster without GPUs, one model
+    alone on a GPU, and a linear model run none (their loop's thread makes their batches)."""
+    alone = batched_single_index(1)[0] | {"train": batched_single_index(1)[0]["train"] | {"batched": False}}
+    assert cluster.producers(batched_single_index(4), 2) == 2
+    assert cluster.producers(batched_single_index(4), 2, gpus_allowed=False) == 0
+    assert cluster.producers([alone], 2) == 0
+    assert cluster.producers([alone | {"model": {"name": "lsa"}}], 2) == 0
+
+
 def test_rates_rows_of_groups_anywhere_in_the_file_by_hand(tmp_path: Path):
     """A group row of 2 members (0.05 s) first, then a group of 4 (0.08 s), then the model alone (0.034 s): each is
     read for its own size, wherever it stands in the file."""

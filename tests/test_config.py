@@ -131,16 +131,6 @@ def test_bad_configs_name_the_key(default_config, path, value, expected):
         validate(mutate(default_config, path, value))
 
 
-def test_a_gpu_trainings_cores_count_its_loop_and_its_producers(default_config):
-    """loop.producers 2 needs 3 cores: gpu_threads 3 passes, 2 is refused by name; absent, threads counts."""
-    producing = default_config | {"loop": {"producers": 2}}
-    assert validate(producing | {"gpu_threads": 3})["loop"]["producers"] == 2
-    with pytest.raises(ConfigError, match=r"gpu_threads is 2, and loop.producers 2: .* at least 3"):
-        validate(producing | {"gpu_threads": 2})
-    with pytest.raises(ConfigError, match=r"threads \(gpu_threads absent\) is 2, and loop.producers 2"):
-        validate(producing | {"threads": 2})
-
-
 def test_all_errors_are_reported_at_once(default_config):
     bad = mutate(mutate(default_config, ("experiments", "ltb_gap", "d"), 0), ("evaluation", "n_prompts"), "many")
     with pytest.raises(ConfigError) as info:

@@ -486,3 +486,19 @@ def test_without_a_smoke_run_a_two_stage_fit_counts_prompts_and_a_gpt2_steps():
         specs = [full.train[h].to_dict() for h in full.groups[job["job"]]]
         assert job["cpu_seconds"] == cluster.group_seconds(specs, gpus_allowed=False)
         assert job["peak_host_mb"] == max(cluster.host_bytes(spec, "cpu") for spec in specs) / 1e6
+
+
+def test_the_cpu_jobs_get_the_cores_the_gpus_trainings_leave_by_hand():
+    """gpu_node on 16 cores: its LSTMs pack 4 at once (the H100's gain at k = 4), a core each; its batched groups run
+    one at a time, each on 1 + loop.producers cores. With 2 producers the LSTMs hold the most, 4 cores: (16 − 4) // 4
+    = 3 job slots of 4 threads; with 5 a group holds 6: 2 slots; with 13 a group holds 14: 1 slot, the least."""
+    from iclab.compute.cost import one_gpu
+    from iclab.config import load
+
+    config = load(REPO / "config" / "gpu_node.yaml")
+    full = build_plan(config)
+    table = cost_table(full, None, {name: [] for name in config["experiments"]})
+    lstm = REPO / "benchmarks" / "results" / "gpu_h100_2026-11-28" / "gpu_pack_lstm_nvidia_h100_80gb_hbm3.json"
+    for producers, slots, held in ((2, "3 job slots", 4), (5, "2 job slots", 6), (13, "1 job slot", 14)):
+        text = one_gpu(table, full, 16, 1, 4, [json.loads(lstm.read_text())], None, producers)
+        assert f"on the {slots} of 4 threads left beside the {held} cores of the GPU's trainings" in text, producers

@@ -123,19 +123,7 @@ def validate(config: dict[str, Any], source: str = "config", schema: dict[str, A
     if errors:
         lines = "\n".join(f"  - {describe(e)}" for e in errors)
         raise ConfigError(f"invalid configuration {source}:\n{lines}")
-    filled = with_defaults(config, schema, schema)
-    check_producers(filled, source)
-    return filled
-
-
-def check_producers(config: dict[str, Any], source: str) -> None:
-    """A GPU training's job counts the loop and its producers in its cores: ``gpu_threads`` (absent: ``threads``)
-    at least ``loop.producers`` + 1."""
-    cores, producers = config.get("gpu_threads", config["threads"]), config["loop"]["producers"]
-    if producers >= cores:
-        key = "gpu_threads" if "gpu_threads" in config else "threads (gpu_threads absent)"
-        raise ConfigError(f"invalid configuration {source}: {key} is {cores}, and loop.producers {producers}: a GPU "
-                          f"training's cores count its loop and its producers, at least {producers + 1}")
+    return with_defaults(config, schema, schema)
 
 
 def load(path: str | Path, check: bool = True) -> dict[str, Any]:

@@ -128,8 +128,13 @@ def train_gpu_mem_mb(wildcards):
 
 
 def train_threads(wildcards):
-    """``gpu_threads`` for a job that trains on a GPU (the Python loop and the batches), ``threads`` otherwise."""
-    return GPU_THREADS if train_gpus(wildcards) else THREADS
+    """``gpu_threads`` for a job that trains on a GPU (the Python loop), and a batched group's producers
+    (``cluster.producers``); ``threads`` otherwise."""
+    return GPU_THREADS + train_producers(wildcards) if train_gpus(wildcards) else THREADS
+
+
+def train_producers(wildcards):
+    return cluster.producers(group_specs(wildcards), LOOP["producers"], GPUS_ALLOWED)
 
 
 def hide_gpu(wildcards):

@@ -28,7 +28,7 @@ rule train:
         checkpoint_every=PROGRESS["checkpoint_every"],
         log_every=PROGRESS["log_every"],
         prefetch=LOOP["prefetch"],
-        producers=lambda w: LOOP["producers"] if train_gpus(w) else 0,  # within gpu_threads (iclab.config)
+        producers=train_producers,  # a batched group's on a GPU, cores beside gpu_threads (cluster.producers)
         hide_gpu=hide_gpu,
     conda:
         ENV

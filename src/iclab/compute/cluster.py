@@ -496,6 +496,13 @@ def batched(jobs: list[dict[str, Any]]) -> bool:
     return all(job.get("train", {}).get("batched", False) for job in jobs)
 
 
+def producers(jobs: list[dict[str, Any]], loop_producers: int, gpus_allowed: bool = True) -> int:
+    """The processes that make a training job's batches (``loop.producers``): a batched group's on a GPU, whose steps
+    take many members' batches at once; none otherwise (the loop's thread makes one model's ahead). They are cores
+    of their own: the job asks ``gpu_threads`` + these."""
+    return loop_producers if batched(jobs) and gpus(jobs[0], gpus_allowed) else 0
+
+
 def trained_members(jobs: list[dict[str, Any]]) -> int:
     """The models a group's job trains: a batched group of one trains beside a copy of itself (two), else each."""
     return max(len(jobs), 2) if batched(jobs) else len(jobs)

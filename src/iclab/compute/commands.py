@@ -80,7 +80,8 @@ def run_cost(args: argparse.Namespace) -> None:
     extra = ""
     if args.node_cores is not None:
         gpu_threads = config.get("gpu_threads", config["threads"])
-        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], packs, rates)
+        extra += "\n" + one_gpu(table, full, args.node_cores, gpu_threads, config["threads"], packs, rates,
+                                config["loop"]["producers"])
     if args.power is not None:
         extra += "\n" + effects_markdown(json.loads(args.power.read_text()), table)
     if args.out is not None:

@@ -446,16 +446,18 @@ def without_each(table: pd.DataFrame, full: Plan, measured: dict[str, packing.Ga
 
 
 def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threads: int,
-            packs: list[dict[str, Any]], rates: cluster.GpuRates | None = None) -> str:
+            packs: list[dict[str, Any]], rates: cluster.GpuRates | None = None, producers: int = 0) -> str:
     """The tier on one GPU node of ``cores`` cores and one card (``packing``): its GPU jobs' hours one at a time,
     packed at the gains of the ``gpu-pack`` results ``packs`` (by family), against a day and against the floor of
-    the card's peak; the CPU jobs' hours on the cores the packed trainings leave."""
+    the card's peak; the CPU jobs' hours on the cores the packed trainings leave (a family's k jobs at once, each
+    ``gpu_threads`` cores and a batched group's ``producers``: the most any family holds)."""
     measured = packing.gains(packs)
     families, floor_s = packed_on_one_card(table, full, measured, rates)
     alone_h = sum(family.alone_s for family in families) / 3600
     packed_s = packing.packed_seconds(families)
-    most = max((family.k for family in families), default=1)
-    slots = max(1, (cores - most * gpu_threads) // threads)
+    held = max((family.k * (gpu_threads + producers * family.family.endswith(" batched")) for family in families),
+               default=gpu_threads)
+    slots = max(1, (cores - held) // threads)
     cpu_h = table.loc[table["gpu_seconds"].isna(), "cpu_seconds"].sum() / 3600
     rows = pd.DataFrame([{"family": f.family, "jobs": f.jobs, "GPU-hours alone": f.alone_s / 3600, "k": f.k,
                           "gain": f.gain, "packed hours": f.packed_s / 3600, "k by memory": f.by_memory,
@@ -474,7 +476,8 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
         f"**{packing.day_verdict(packed_s, floor_s)}**. Their FLOPs at the card's dense peak take "
         f"{floor_s / 3600:,.2g} h (bf16 {cluster.CARD_PEAK_FLOPS['bfloat16']:.3g}, float32 "
         f"{cluster.CARD_PEAK_FLOPS['float32']:.3g} FLOP/s). The CPU jobs: {cpu_h:,.0f} hours of this machine's CPU, "
-        f"on the {slots} job slots of {threads} threads left beside the GPU's {most} × {gpu_threads} "
+        f"on the {slots} job slot{'s' * (slots != 1)} of {threads} threads left beside the {held} cores of the GPU's "
+        f"trainings "
         f"(~{cpu_h / slots:,.1f} hours if they spread evenly).",
         "",
         rows.to_markdown(index=False, floatfmt=",.3g"),
