@@ -118,6 +118,42 @@ def test_gpt2_blocks_call_sdpa_causal_without_a_mask_and_the_last_with_its_read_
     assert calls[-1][0].shape == (1, 1, 4, 8) and torch.equal(calls[-1][0][0, 0] == 0, sees)
 
 
+@pytest.mark.parametrize("positions", ["all", "last"])
+def test_the_masked_loss_is_the_sliced_loss_and_reads_no_length_on_the_host(positions):
+    """Issue 100: prompts of 6 points at their full length, 4 read. The loss masked by a 0-d length tensor equals
+    the mean over the 3 positions with context (or the 4th point's error), value and gradients to float32 round-off,
+    by hand from the model's predictions; the fill past the 4th point changes none of it; at 6 of 6 it is the
+    unpadded loss; no op of it reads the device on the host."""
+    from iclab.fit.sgd import masked_prompt_loss
+
+    torch.manual_seed(0)
+    model = GPT2Learner(2, 6, n_embd=8, n_layer=2, n_head=1, activation="gelu_pytorch_tanh")
+    xs, ys = torch.randn(5, 6, 2), torch.randn(5, 6)
+    refilled_xs, refilled_ys = xs.clone(), ys.clone()
+    refilled_xs[:, 4:], refilled_ys[:, 4:] = 7.0, -3.0
+    errors = (model(xs, ys) - ys).detach() ** 2  # (5, 6)
+    by_hand = errors[:, 3].mean() if positions == "last" else errors[:, 1:4].mean()
+    found = []
+    for x, y in ((xs, ys), (refilled_xs, refilled_ys)):
+        model.zero_grad(set_to_none=True)
+        loss = masked_prompt_loss(model, x, y, positions, torch.tensor(4))
+        loss.backward()
+        found.append((loss.detach(), [p.grad.clone() for p in model.parameters()]))
+    model.zero_grad(set_to_none=True)
+    sliced = prompt_loss(model, xs, ys, positions, 4)
+    sliced.backward()
+    for loss, grads in found:  # the prompts as drawn, then refilled past the 4th point
+        assert loss == pytest.approx(float(by_hand), rel=1e-6)
+        for grad, reference in zip(grads, (p.grad for p in model.parameters())):
+            torch.testing.assert_close(grad, reference, rtol=1e-5, atol=1e-6 * reference.abs().max().item())
+    whole = masked_prompt_loss(model, xs, ys, positions, torch.tensor(6))
+    assert whole.item() == pytest.approx(prompt_loss(model, xs, ys, positions).item(), rel=1e-6)
+    names = OpNames()
+    with names:
+        masked_prompt_loss(model, xs, ys, positions, torch.tensor(4))
+    assert names.names & HOST_SYNCS == set()
+
+
 def test_the_step_trace_sees_a_host_sync_and_gelu_news_pow():
     """The trace's power to fail: a step that reads its loss on the host, and gelu_new, are caught."""
     model = GPT2Learner(2, 4, n_embd=8, n_layer=1, n_head=1, activation="gelu_new")

@@ -245,6 +245,21 @@ def prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions:
     return ((predictions[:, 1:k] - ys[:, 1:k]) ** 2).mean()
 
 
+def masked_prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, positions: str,
+                       points: torch.Tensor) -> torch.Tensor:
+    """``prompt_loss`` of prompts xs (B, K, d), ys (B, K) at their full length whose first ``points`` points are read,
+    ``points`` a 0-d integer tensor on the prompts' device: no shape and no host number depends on it, so one
+    captured step serves every curriculum stage (issue 100). The fill past ``points`` changes no prediction read
+    (the model is causal) and weighs 0: the sliced loss's value and gradients up to round-off, as the two reduce
+    over other numbers of terms (benchmarks/results/capture_curriculum.json)."""
+    errors = (model(xs, ys) - ys) ** 2  # (B, K)
+    if positions == "last":
+        return errors.index_select(1, (points - 1).reshape(1)).mean()  # (B, 1) → ()
+    position = torch.arange(xs.shape[1], device=xs.device)  # (K,)
+    read = (position >= 1) & (position < points)  # (K,): the positions with context, before the fill
+    return (errors * read).sum() / (read.sum() * xs.shape[0])
+
+
 def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
     """Stop on a non-finite loss at ``step``, or one above ``divergence_factor`` times the mean of the
     first 10 steps' (checked from step 10 on)."""
