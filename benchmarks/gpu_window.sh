@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One GPU window (issues 79, 97, 99), the command a lent GPU runs once, within 5 minutes: the GPU backlog first
 # (docs/gpu_node.md, "GPU backlog": kernel time, TF32 agreement and rounding, batched agreement and steps, ~85 s), then
-# gpu-check on gpu_node's shapes (~150 s on the H100). gpu-pack's three rows of models alone are measured (H100 and
-# H200) and left out. Six files under $OUT, the log among them. Only torch, transformers, numpy, pandas and pyyaml are
+# gpu-check on gpu_node's shapes (~150 s on the H100). gpu-pack of models alone is measured (three shapes over the
+# H100 and the H200) and left out. Six files under $OUT, the log among them. Only torch, transformers, numpy, pandas and pyyaml are
 # needed (the GPU image's). On the CPU at tiny shapes: OUT=dir bash $0 --tiny
-# The rows that wait for the next card (the window above is full): ROWS=pack bash $0 runs them instead, ~155 s by
-# their estimate: gpu-pack of two batched groups (zfb_figure1's 18 GPT-2s twice, ~75 s), then the LSTM's four copies
-# under NVIDIA's MPS daemon (~80 s; where the image has none, its file says so in a second).
+# The rows that wait for the next card (the window above is full): ROWS=pack bash $0 runs them instead, ~165 s
+# counted by hand (each row's three launches wait 20 s for their start barrier, plus their steps): gpu-pack of two
+# batched groups (zfb_figure1's 18 GPT-2s twice, ~75 s), then the LSTM's four copies under NVIDIA's MPS daemon (~90 s;
+# where the image has none, its file says so without training). Three files under $OUT, the log among them.
 set -u
 export PYTHONPATH=src HF_HUB_OFFLINE=1
 python=${PYTHON:-python3}

@@ -69,7 +69,7 @@ def test_the_shapes_gpu_pack_can_pack():
 
 def test_the_batched_group_gpu_pack_packs_is_the_largest_two_of_which_fit_the_card(monkeypatch):
     """gpu_node's groups: zfb_figure1's 18 (9 seeds × 2 training covariances) at ~27.5 GB each fit twice on 80 GB;
-    the probe group of 28 (~67–70 GB, issue 99) does not; on a card twice as large it is the one."""
+    the probe group of 28 (72,000 MB requested) does not; on a card twice as large it is the one."""
     experiment, jobs = gpu_pack.batched_group(GPU_DAY)
     assert experiment == "zfb_figure1" and len(jobs) == 18
     assert {job.seed for job in jobs} == set(range(18)) and all(job.train.batched for job in jobs)
