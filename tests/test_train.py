@@ -410,6 +410,40 @@ def test_the_loss_of_a_padded_prompt_reads_only_its_real_points(name, positions)
             assert prompt_loss(model, *prompt, positions, points=5).item() == pytest.approx(by_hand.item(), rel=1e-6)
 
 
+@pytest.mark.parametrize("name, positions", [("gpt2", "all"), ("gpt2", "last"), ("lstm", "all")])
+def test_a_captured_steps_cpu_form_trains_as_padding_to_the_full_length_bit_for_bit(name, positions):
+    """``train.capture`` on the CPU (uncaptured): every stage's prompts at the task's 9 points, the loss masked to
+    the stage's 3, 5, 7, 9 by a length on the device. Reading every position, its gradients are the sliced loss's
+    exactly, so it trains to the weights of ``pad_points`` 9 bit for bit; reading the last, the uncaptured loop's
+    full-length stage reads the final token alone (``last_only``, another rounding), so the two agree to round-off
+    (predictions on fresh prompts). Its losses agree to round-off (a masked sum against a sliced mean); it is a
+    model of its own name, refused with compile or a schedule that moves the learning rate."""
+    from dataclasses import replace
+
+    from iclab.fit.sgd import batch_at
+
+    padded, captured = (curriculum_job(SEQUENCE_MODELS[name], positions, schedule="constant", **kw)
+                        for kw in ({"pad_points": TASK.n_points}, {"capture": True}))
+    assert [batch_at(captured.train, TASK, 0, step, None).xs.shape[1] for step in (0, 2, 6)] == [9, 9, 9]
+    (padded_model, padded_losses, _), (captured_model, captured_losses, _) = train(padded), train(captured)
+    np.testing.assert_allclose(captured_losses, padded_losses, rtol=1e-6)
+    assert padded_losses[0] != padded_losses[-1]
+    if positions == "all":
+        for (key, mine), (_, theirs) in zip(captured_model.state_dict().items(), padded_model.state_dict().items()):
+            assert torch.equal(mine, theirs), key
+    else:
+        prompts = eval_set(TASK, seed=1, n_prompts=64)
+        xs, ys = torch.from_numpy(prompts.xs).float(), torch.from_numpy(prompts.ys).float()  # (64, 9, 3), (64, 9)
+        with torch.no_grad():
+            np.testing.assert_allclose(captured_model(xs, ys).numpy(), padded_model(xs, ys).numpy(), rtol=1e-4,
+                                       atol=1e-5)
+    assert captured.hash != padded.hash and captured.to_dict()["train"]["capture"] is True
+    for bad, message in (({"compile": True}, "train.capture with train.compile"),
+                         ({"schedule": "cosine"}, "train.capture with train.schedule 'cosine'")):
+        with pytest.raises(ValueError, match=message):
+            replace(captured.train, **bad)
+
+
 def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):
     """``train.cuda_graphs`` hands Inductor its ``triton.cudagraphs`` option (the "reduce-overhead" mode) and is
     refused without ``train.compile``, naming the key."""

@@ -39,12 +39,19 @@ class TrainConfig:
     pad_points: int | None = None  # curriculum stages trained at lengths rounded up to multiples of this
     allow_nondeterministic: bool = schema_default("train", "allow_nondeterministic")  # CUDA: run ops without one
     batched: bool = False  # trained in a batched group (the config's batched_training): a name of its own
+    capture: bool = schema_default("train", "capture")  # the whole step as one CUDA graph (iclab.fit.capture)
 
     def __post_init__(self) -> None:
         if self.cuda_graphs and not self.compile:
             raise ValueError("train.cuda_graphs needs train.compile: true (CUDA graphs replay the compiled step)")
         if self.batched and self.compile:
             raise ValueError("train.batched with train.compile: compiled batched groups are not built")
+        if self.capture and self.compile:
+            raise ValueError("train.capture with train.compile: the captured step is eager, captured whole; "
+                             "set one false")
+        if self.capture and self.schedule != "constant":
+            raise ValueError(f"train.capture with train.schedule {self.schedule!r}: a captured step holds one "
+                             "learning rate; allowed: constant")
 
 
 @dataclass(frozen=True)

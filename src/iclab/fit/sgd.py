@@ -32,6 +32,7 @@ from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.errors import UsageError
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.batched import Batched, ModelGroup, check_group, group_hash, stacked_batch
+from iclab.fit.capture import CapturedStep
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
 from iclab.fit.tf32 import emulated_tf32
@@ -68,7 +69,8 @@ def batch_at(cfg: TrainConfig, task: Task, seed: int, step: int, pool: Batch | N
     if pool is not None:
         return pretraining_batch(pool, seed, step, cfg.batch_size)
     dims, points = curriculum_stage(cfg, task, step)
-    return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=padded_points(cfg, task, points))
+    length = task.n_points if cfg.capture else padded_points(cfg, task, points)  # a captured step: one shape
+    return train_batch(task, seed, step, cfg.batch_size, active_dims=dims, n_points=length)
 
 
 @dataclass(frozen=True)
@@ -218,11 +220,12 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
     return cfg.lr * 0.5 * (1.0 + math.cos(math.pi * step / cfg.steps))
 
 
-def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
+def make_optimizer(cfg: TrainConfig, params, capturable: bool = False) -> torch.optim.Optimizer:
     """Adam runs fused (one kernel for all parameters; 1.1× a GPT-2 step on CPU, benchmarks/bench_gpt2.py):
-    the same update as torch's default Adam up to float round-off."""
+    the same update as torch's default Adam up to float round-off; ``capturable`` (a captured step on CUDA) keeps
+    its step count and bias corrections on the device."""
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.lr, fused=True)
+        return torch.optim.Adam(params, lr=cfg.lr, fused=True, capturable=capturable)
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr)
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; allowed: adam, sgd")
@@ -477,7 +480,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
     models, learner = seeded_learner(jobs, tasks, device, batched)
     name, names = group_hash(jobs) if batched else jobs[0].hash, [job.hash for job in jobs]
     warn_slow_bf16(name, cfg, device)
-    optimizer = make_optimizer(cfg, learner.module.parameters())
+    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=cfg.capture and device.type == "cuda")
     losses = np.full((len(jobs), cfg.steps), np.nan)  # (G, steps)
     snapshots, diverged, start = [Snapshots(steps=[], params={}) for _ in jobs], {}, 0
     state = load_checkpoint(checkpoint, name)
@@ -503,10 +506,15 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
           step_model(models[0], jobs[0]) as forward):  # a group's compile is refused: forward is models[0]
         if not batched:
             learner.forward = forward
+        captured = CapturedStep(learner, optimizer, cfg, lambda model, x, y, read: masked_prompt_loss(
+            model, x, y, cfg.loss_positions, read), device) if cfg.capture else None
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
             points = loss_points(cfg, tasks[0], step, make.pools[0])
-            losses_now = learner_step(learner, optimizer, cfg, (xs, ys), points, lr)  # (G,)
+            if captured is None:
+                losses_now = learner_step(learner, optimizer, cfg, (xs, ys), points, lr)  # (G,)
+            else:
+                losses_now = captured(xs, ys, points, lr)  # (G,)
             reader.add(step, losses_now)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
             if progress[0].due(step + 1) or checkpoint_due:

@@ -81,6 +81,7 @@ LATER_FIELDS = {
     "allow_nondeterministic": False,
     "max_chunks": None,
     "batched": False,
+    "capture": False,
 }
 
 

@@ -1,0 +1,100 @@
+"""The training step in a form one CUDA graph can capture (issue 100, ``train.capture``): static input buffers the
+feed's batches are copied into, the loss masked by a length held on the device (``sgd.masked_prompt_loss``: one
+graph serves every curriculum stage, the prompts always at their full length), gradients kept allocated, fused
+Adam with ``capturable`` on CUDA, autocast's weight-cast cache off.
+
+On CUDA, ``CapturedStep`` runs its first ``WARMUP`` steps eagerly on a side stream (the real steps 0 … WARMUP − 1 of
+the run, or of a resumed run from its checkpoint, in order), then captures one step with ``torch.cuda.graph`` and
+replays it for every later step: the same kernels, so the same numbers (not yet run on a GPU). On the CPU the same
+step runs uncaptured. Reading every position (``loss_positions: all``), it trains to the weights of the uncaptured
+loop with ``pad_points`` at the task's length bit for bit: the masked loss's gradients are the sliced loss's
+exactly. Reading the last, the two agree to round-off: the uncaptured loop reads a full-length prompt's final token
+alone (``last_only``), the captured one picks it from every prediction (``tests/test_train.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from iclab.fit.configs import TrainConfig
+
+WARMUP = 3  # eager steps before the capture (CUDA): the allocator and cuBLAS's workspaces settle
+
+
+class CapturedStep:
+    """One gradient step of ``learner`` (``sgd.Alone`` or a group's ``Batched``) on static buffers:
+    ``step(xs, ys, points, lr)`` copies the prompts xs (B, K, d), ys (B, K) (a group's (G, B, K, d), (G, B, K)) in,
+    sets the read length ``points`` and runs the step, eagerly or as the captured graph, and returns each model's
+    loss (G,), a fresh tensor on the device. ``lr`` must be the same every step on CUDA (a constant schedule: the
+    graph holds it), where a changed one raises."""
+
+    def __init__(self, learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+                 loss: Callable[[torch.nn.Module, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+                 device: torch.device):
+        self.learner, self.optimizer, self.cfg, self.loss, self.device = learner, optimizer, cfg, loss, device
+        self.xs = self.ys = None
+        self.points = torch.zeros((), dtype=torch.long, device=device)
+        self.losses: torch.Tensor | None = None
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.eager_steps, self.lr = 0, None
+
+    def __call__(self, xs: torch.Tensor, ys: torch.Tensor, points: int, lr: float) -> torch.Tensor:
+        if self.xs is None:
+            self.xs, self.ys = torch.empty_like(xs), torch.empty_like(ys)
+        self.xs.copy_(xs)
+        self.ys.copy_(ys)
+        self.points.fill_(points)
+        if self.lr is None:
+            self.set_lr(lr)
+        elif lr != self.lr:
+            if self.device.type == "cuda":
+                raise ValueError(f"train.capture: the learning rate changed ({self.lr} → {lr}); a captured step "
+                                 "holds one (train.schedule: constant)")
+            self.set_lr(lr)
+        if self.device.type != "cuda":
+            return self.run().detach().clone()
+        if self.graph is None and self.eager_steps >= WARMUP:
+            self.capture()
+        if self.graph is None:
+            self.eager_steps += 1
+            return self.on_side_stream().detach().clone()
+        self.graph.replay()
+        return self.losses.detach().clone()
+
+    def set_lr(self, lr: float) -> None:
+        self.lr = lr
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+
+    def run(self) -> torch.Tensor:
+        """The step itself: each model's masked loss (G,), the backward pass of their sum into gradients that stay
+        allocated, each clipped by its own norm, then the optimizer's update."""
+        for parameter in self.learner.module.parameters():
+            if parameter.grad is not None:
+                parameter.grad.zero_()
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.precision == "bfloat16",
+                            cache_enabled=False):
+            losses = self.learner.member_losses(lambda model, x, y: self.loss(model, x, y, self.points),
+                                                self.xs, self.ys)  # (G,)
+        losses.sum().backward()
+        if self.cfg.grad_clip is not None:
+            self.learner.clip(self.cfg.grad_clip)
+        self.optimizer.step()
+        return losses
+
+    def on_side_stream(self) -> torch.Tensor:
+        """An eager step on a side stream, as a capture needs its warm-up steps."""
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            losses = self.run()
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        return losses
+
+    def capture(self) -> None:
+        """The step recorded once as a CUDA graph over the static buffers (its losses a static output)."""
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.losses = self.run()
