@@ -294,6 +294,22 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
     assert rates.shapes[single_index["key"]] == pytest.approx(single_index["alone_s"])
 
 
+def test_the_capture_rows_time_each_batched_group_both_ways_and_repeat_bit_for_bit(tmp_path, monkeypatch):
+    """``gpu-backlog --rows capture --tiny``, on gpu_node's two groups of the most FLOPs (its 11 take 15 s here):
+    each timed eager and with train.capture's step (uncaptured on the CPU), whose sequence repeats bit for bit,
+    into a file of its own."""
+    from iclab.compute import gpu_backlog
+
+    every = gpu_backlog.batched_groups
+    monkeypatch.setattr(gpu_backlog, "batched_groups", lambda config: every(config)[:2])
+    path = gpu_backlog.backlog(GPU_DAY, tmp_path, tiny_shapes=True, rows="capture")
+    rows = json.loads(path.read_text())
+    assert path.name == "gpu_backlog_capture_cpu.json" and not (tmp_path / "gpu_backlog_cpu.json").exists()
+    assert [(row["shape"], row["group_size"]) for row in rows] == [("single_index", 4)] * 2
+    assert all(row["row"] == "captured steps" and row["repeat_bit_for_bit"] is True for row in rows)
+    assert all(row["eager_s"] > 0 and row["captured_s"] > 0 and row["captured_on"] == "uncaptured (cpu)" for row in rows)
+
+
 def test_the_batched_agreement_is_read_by_hand():
     """Two members, by hand: losses 2 and 4 against 2.5 and 4 (relative 0.25 and 0), gradients (1, −4) and (2, 0)
     against (1.5, −4) and (2, 0.1) (0.5 of 4, 0.1 of 2: 0.125 and 0.05). The group of two, reordered, holds the same

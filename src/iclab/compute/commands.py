@@ -112,13 +112,16 @@ def arguments_gpu_backlog(s: argparse.ArgumentParser) -> None:
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
                    help="where gpu_backlog_<card>.json goes (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the backlog)")
+    s.add_argument("--rows", choices=("window", "capture"), default="window",
+                   help="window: rows 1-6 (gpu_backlog_<card>.json); capture: row 9, each batched group's eager step "
+                        "against its captured one (gpu_backlog_capture_<card>.json) (default: %(default)s)")
 
 
 def run_gpu_backlog(args: argparse.Namespace) -> None:
     """The GPU backlog's rows in order (``iclab.compute.gpu_backlog``); runs without jsonschema and netCDF4."""
     from iclab.compute.gpu_backlog import backlog
 
-    print(backlog(args.config, args.out_dir, args.tiny))
+    print(backlog(args.config, args.out_dir, args.tiny, args.rows))
 
 
 def arguments_gpu_pack(s: argparse.ArgumentParser) -> None:

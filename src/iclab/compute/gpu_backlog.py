@@ -23,6 +23,12 @@ the rest run.
    ``gpu_check.WARMUP_STEPS`` in the loop's deterministic mode; also written as a rates file
    (``gpu_rates_batched_<card>.csv``, column ``group_size``) that ``iclab cost --rates`` reads: the group rows as
    groups' steps, the G = 1 rows as a member's.
+
+Row 9 runs in a window of its own (``--rows capture``, ``gpu_backlog_capture_<card>.json``): ``captured steps``
+(issue 100), each batched group's eager step (``sgd.learner_step``) against ``train.capture``'s
+(``capture.CapturedStep``, captured after its 3 eager steps: inside ``gpu_check.WARMUP_STEPS``' 5), in one run, 3
+steps timed each, and the captured sequence run twice from the seeds, its weights compared bit for bit (the
+project's rule: no tolerance). Manual capture, not Inductor: no compile time in the window.
 """
 
 from __future__ import annotations
@@ -41,12 +47,13 @@ from iclab.atomic import write_text
 from iclab.compute import cluster
 from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, agreement_rows, card_name, failed, file_card,
                                      first_experiments, full_shape, profiled_step, synchronize, tier_flops, tier_shapes,
-                                     tiny)
+                                     tiny, weights_digest)
 from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.batched import Batched, ModelGroup, stacked_batch
+from iclab.fit.capture import CapturedStep
 from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, learner_step, loss_points, make_optimizer,
-                           matmul_precision, prompt_loss, seeded_learner, seeded_model)
+                           masked_prompt_loss, matmul_precision, prompt_loss, seeded_learner, seeded_model)
 from iclab.pipeline.plan import build_plan
 from iclab.store.jobs import TrainJob
 from iclab.tasks import task_from_dict
@@ -175,15 +182,21 @@ def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup:
 
 
 def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup: int = WARMUP_STEPS,
-                  start_at: float | None = None) -> tuple[torch.nn.Module, float, tuple[float, float]]:
+                  start_at: float | None = None, captured: bool = False
+                  ) -> tuple[torch.nn.Module, float, tuple[float, float]]:
     """``jobs`` trained ``warmup + steps`` steps from their seeds, one model alone or (two or more) a batched group
-    (``sgd.learner_step`` on the loop's batches, made before the clock starts), in the loop's deterministic mode,
-    the first step not before ``start_at`` (epoch seconds; packed processes start together): the trained module,
+    (``sgd.learner_step``, or with ``captured`` ``train.capture``'s step, ``capture.CapturedStep``: on CUDA captured
+    after its warm-up; on the loop's batches, made before the clock starts), in the loop's deterministic mode, the
+    first step not before ``start_at`` (epoch seconds; packed processes start together): the trained module,
     seconds a step over the last ``steps`` and their window (epoch seconds)."""
     cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
+    if captured:  # the schedule held constant: a captured step holds one learning rate, and the speed is the same
+        cfg = replace(cfg, capture=True, schedule="constant")
     batched = len(jobs) > 1
     _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
-    optimizer = make_optimizer(cfg, learner.module.parameters())
+    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=captured and device.type == "cuda")
+    step_of = None if not captured else CapturedStep(learner, optimizer, cfg, lambda model, x, y, read: (
+        masked_prompt_loss(model, x, y, cfg.loss_positions, read)), device)
     batches = [stacked_batch([batch_at(cfg, task, job.seed, step, None) for job in jobs]) if batched
                else batch_at(cfg, task, jobs[0].seed, step, None) for step in range(warmup + steps)]
     prompts = [tuple(torch.from_numpy(a).to(device) for a in (b.xs, b.ys)) for b in batches]  # (G,) B, K, d; B, K
@@ -194,9 +207,27 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
             if step == warmup:
                 synchronize(device)
                 started, started_at = time.perf_counter(), time.time()
-            learner_step(learner, optimizer, cfg, xy, loss_points(cfg, task, step, None), cfg.lr)
+            points = loss_points(cfg, task, step, None)
+            if step_of is None:
+                learner_step(learner, optimizer, cfg, xy, points, cfg.lr)
+            else:
+                step_of(*xy, points, cfg.lr)
         synchronize(device)
     return learner.module, (time.perf_counter() - started) / steps, (started_at, time.time())
+
+
+def captured_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,
+                   warmup: int = WARMUP_STEPS) -> dict[str, Any]:
+    """Row 9 of the module's note for one group: its eager step against ``train.capture``'s, timed in one run, and
+    the captured sequence run twice, its weights compared bit for bit."""
+    _, eager_s, _ = timed_learner(jobs, device, steps, warmup)
+    first, captured_s, _ = timed_learner(jobs, device, steps, warmup, captured=True)
+    again, _, _ = timed_learner(jobs, device, steps, warmup, captured=True)
+    spec = jobs[0].to_dict()
+    return {"row": "captured steps", "shape": experiment, "key": cluster.step_key(spec), "group_size": len(jobs),
+            "eager_s": eager_s, "captured_s": captured_s, "eager_over_captured": eager_s / captured_s,
+            "repeat_bit_for_bit": weights_digest(first) == weights_digest(again), "steps_timed": steps,
+            "captured_on": "cuda graph" if device.type == "cuda" else "uncaptured (cpu)"}
 
 
 def batched_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,
@@ -235,9 +266,10 @@ def shape_of(shapes: list[Shape], experiment: str) -> Shape:
                      f"{', '.join(sorted({s.experiment for s in shapes}))})")
 
 
-def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
-    """``python -m iclab gpu-backlog``: the rows of the module's note, in order, on CUDA (or at tiny shapes on the
-    CPU with ``tiny_shapes``, the suite's check of it)."""
+def backlog(config: Path, out_dir: Path, tiny_shapes: bool, rows: str = "window") -> Path:
+    """``python -m iclab gpu-backlog``: the rows of the module's note, in order (``rows``: ``window``, rows 1–6;
+    ``capture``, row 9, into ``gpu_backlog_capture_<card>.json``), on CUDA (or at tiny shapes on the CPU with
+    ``tiny_shapes``, the suite's check of it)."""
     if not tiny_shapes and not torch.cuda.is_available():
         raise UsageError("gpu-backlog: no CUDA device here (torch.cuda.is_available() is False); "
                          "--tiny runs it at tiny shapes on the CPU")
@@ -254,7 +286,9 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool) -> Path:
              *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES),
              lambda: batched_agreement(kernel_shapes[0], device),
              *((lambda e=e, j=j: batched_steps(e, j, device, *timing)) for e, j in groups)]
-    out = out_dir / f"gpu_backlog_{file_card(card)}.json"
+    if rows == "capture":
+        steps = [(lambda e=e, j=j: captured_steps(e, j, device, *timing)) for e, j in groups]
+    out = out_dir / f"gpu_backlog{'_capture' if rows == 'capture' else ''}_{file_card(card)}.json"
     rows: list[dict[str, Any]] = []
     for step in steps:
         started = time.perf_counter()
