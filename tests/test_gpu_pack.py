@@ -73,6 +73,8 @@ def test_the_batched_group_gpu_pack_packs_is_the_largest_two_of_which_fit_the_ca
     experiment, jobs = gpu_pack.batched_group(GPU_DAY)
     assert experiment == "zfb_figure1" and len(jobs) == 18
     assert {job.seed for job in jobs} == set(range(18)) and all(job.train.batched for job in jobs)
+    monkeypatch.setattr(gpu_pack, "PACK_CARD_MB", 2 * 27_500)  # exactly two of its requests: still fits
+    assert gpu_pack.batched_group(GPU_DAY)[0] == "zfb_figure1"
     monkeypatch.setattr(gpu_pack, "PACK_CARD_MB", 160_000)
     experiment, jobs = gpu_pack.batched_group(GPU_DAY)
     assert experiment == "probe_layers" and len(jobs) == 28
@@ -84,7 +86,8 @@ def test_the_batched_group_gpu_pack_packs_is_the_largest_two_of_which_fit_the_ca
 def in_process_launch(log: list):
     """``gpu_pack.launch`` in this process: each call's copies and the MPS pipe folder its workers would see."""
     def launch(spec, device, steps, copies, scratch):
-        log.append((copies, os.environ.get("CUDA_MPS_PIPE_DIRECTORY")))
+        pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
+        log.append((copies, pipe if pipe is None or os.path.isdir(pipe) else "no such folder"))
         return [gpu_pack.worker_result(spec, torch.device(device), steps) for _ in range(copies)]
     return launch
 
@@ -129,10 +132,48 @@ def test_mps_packs_the_copies_under_the_daemon_and_the_lone_runs_outside_it(tmp_
     assert log[2][1] is not None and log[2][1].endswith("mps_pipe")
     assert calls.read_text().split("\n")[:2] == ["-d ", " quit"]
     assert "CUDA_MPS_PIPE_DIRECTORY" not in os.environ
+    control.write_text(MPS_CONTROL.format(log=calls) + '[ "$1" = -d ] && exit 1\n')  # a daemon that cannot start
+    with pytest.raises(subprocess.CalledProcessError):
+        gpu_pack.pack(GPU_DAY, tmp_path / "refused", k=2, steps=6, tiny_shape=True, which="lstm", mps=True)
+    control.write_text(MPS_CONTROL.format(log=calls) + '[ "$1" = -d ] || exit 1\n')  # one that fails to quit
+    again = gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=6, tiny_shape=True, which="lstm", mps=True)
+    assert json.loads(again.read_text())["packed_equal_alone"]  # its result kept: the stop is best effort
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     missing = json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=6, tiny_shape=True, which="lstm",
                                        mps=True).read_text())
-    assert "no MPS daemon in this image" in missing["not_run"] and "packed" not in missing and len(log) == 3
+    assert "no MPS daemon in this image" in missing["not_run"] and "packed" not in missing and len(log) == 8
+
+
+def test_the_pack_result_by_hand(tmp_path, monkeypatch):
+    """Lone runs of 0.25 and 0.2 s a step, three packed of 0.3, 0.4, 0.5 s: the slowdown is their mean over the
+    faster lone run, 0.4 / 0.2 = 2, the gain k over it, 3 × 0.2 / 0.4 = 1.5; weights "a" twice alone and "a", "a",
+    "b" packed: alone bit for bit, packed not all equal. Two lone runs then one launch of k, each of 6 steps."""
+    calls, runs = [], iter([[0.25], [0.2], [0.3, 0.4, 0.5]])
+    digests = iter([["a"], ["a"], ["a", "a", "b"]])
+
+    def fake(spec, device, steps, copies, scratch):
+        calls.append((copies, steps))
+        return [{"sha256": d, "seconds_per_step": t, "window": [0, 1]} for d, t in zip(next(digests), next(runs))]
+
+    monkeypatch.setattr(gpu_pack, "launch", fake)
+    result = json.loads(gpu_pack.pack(GPU_DAY, tmp_path, k=3, steps=6, tiny_shape=True).read_text())
+    assert calls == [(1, 6), (1, 6), (3, 6)]
+    assert result["slowdown"] == pytest.approx(2.0) and result["throughput_gain"] == pytest.approx(1.5)
+    assert result["alone_bit_for_bit"] is True and result["packed_equal_alone"] is False
+    with pytest.raises(gpu_pack.UsageError, match="--steps 4; allowed: more than the 5 warm-up steps"):
+        gpu_pack.pack(GPU_DAY, tmp_path, k=2, steps=4, tiny_shape=True)
+
+
+def test_a_batched_workers_steps_count_its_warm_up():
+    """A group's worker trains ``steps`` in all, the first 5 its warm-up: its weights are timed_learner's at 2 + 5."""
+    from iclab.compute.gpu_backlog import timed_learner
+    from iclab.compute.gpu_check import weights_digest
+
+    _, spec, _ = gpu_pack.packed_training(GPU_DAY, "batched", tiny_shape=True)
+    spec = spec[:2]
+    jobs = [gpu_pack.TrainJob.from_dict(job) for job in spec]
+    assert gpu_pack.worker_result(spec, torch.device("cpu"), 7)["sha256"] == weights_digest(
+        timed_learner(jobs, torch.device("cpu"), 2, 5)[0])
 
 
 def test_overlap_of_timed_windows_by_hand():
