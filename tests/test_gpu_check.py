@@ -295,9 +295,9 @@ def test_the_gpu_backlog_runs_its_rows_in_order_and_tells_the_roundings_apart_by
 
 
 def test_the_capture_rows_time_each_batched_group_both_ways_and_repeat_bit_for_bit(tmp_path, monkeypatch):
-    """``gpu-backlog --rows capture --tiny``, on gpu_node's two groups of the most FLOPs (its 11 take 15 s here):
-    each timed eager and with train.capture's step (uncaptured on the CPU), whose sequence repeats bit for bit,
-    into a file of its own."""
+    """``gpu-backlog --rows capture --tiny``, on gpu_node's two groups of the most FLOPs (its 11 take 15 s here)
+    and its LSTM alone: each timed eager and with train.capture's step (uncaptured on the CPU), whose sequence
+    repeats bit for bit, into a file of its own."""
     from iclab.compute import gpu_backlog
 
     every = gpu_backlog.batched_groups
@@ -305,7 +305,8 @@ def test_the_capture_rows_time_each_batched_group_both_ways_and_repeat_bit_for_b
     path = gpu_backlog.backlog(GPU_DAY, tmp_path, tiny_shapes=True, rows="capture")
     rows = json.loads(path.read_text())
     assert path.name == "gpu_backlog_capture_cpu.json" and not (tmp_path / "gpu_backlog_cpu.json").exists()
-    assert [(row["shape"], row["group_size"]) for row in rows] == [("single_index", 4)] * 2
+    assert [(row["shape"], row["group_size"]) for row in rows] == [("single_index", 4)] * 2 + [("probe_layers", 1)]
+    assert json.loads(rows[-1]["key"])["family"] == "lstm"  # the tier's LSTM last, alone
     assert all(row["row"] == "captured steps" and row["repeat_bit_for_bit"] is True for row in rows)
     assert all(row["eager_s"] > 0 and row["captured_s"] > 0 and row["captured_on"] == "uncaptured (cpu)" for row in rows)
 

@@ -444,6 +444,31 @@ def test_a_captured_steps_cpu_form_trains_as_padding_to_the_full_length_bit_for_
             replace(captured.train, **bad)
 
 
+def test_a_capture_that_fails_leaves_the_step_eager_and_says_why(monkeypatch, caplog):
+    """Where torch cannot capture the step (here a stand-in for ``torch.cuda.graph`` that raises, as cuDNN's LSTM
+    might), the step keeps no graph, is never captured again, and the log and ``fallback`` name the reason."""
+    from contextlib import contextmanager
+
+    from iclab.fit import capture
+    from iclab.fit.sgd import Alone, make_optimizer, masked_prompt_loss
+
+    @contextmanager
+    def refused(graph):
+        raise RuntimeError("operation not permitted when stream is capturing\nmore")
+        yield
+
+    monkeypatch.setattr(capture.torch.cuda, "CUDAGraph", object)
+    monkeypatch.setattr(capture.torch.cuda, "graph", refused)
+    job = curriculum_job(SEQUENCE_MODELS["lstm"], "all", schedule="constant", capture=True)
+    model = build_model(job.model, TASK.d)
+    step = capture.CapturedStep(Alone(model), make_optimizer(job.train, model.parameters()), job.train,
+                                lambda m, x, y, read: masked_prompt_loss(m, x, y, "all", read), torch.device("cpu"))
+    step.capture()
+    assert step.graph is None and step.fallback == (
+        "eager: the capture failed (operation not permitted when stream is capturing)")
+    assert "train.capture: eager: the capture failed" in caplog.text
+
+
 def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):
     """``train.cuda_graphs`` hands Inductor its ``triton.cudagraphs`` option (the "reduce-overhead" mode) and is
     refused without ``train.compile``, naming the key."""

@@ -25,7 +25,8 @@ the rest run.
    groups' steps, the G = 1 rows as a member's.
 
 Row 9 runs in a window of its own (``--rows capture``, ``gpu_backlog_capture_<card>.json``): ``captured steps``
-(issue 100), each batched group's eager step (``sgd.learner_step``) against ``train.capture``'s
+(issue 100), each batched group's (and the tier's LSTM's, alone: whether cuDNN's LSTM step can be captured at all,
+else its fallback named) eager step (``sgd.learner_step``) against ``train.capture``'s
 (``capture.CapturedStep``, captured after its 3 eager steps: inside ``gpu_check.WARMUP_STEPS``' 5), in one run, 3
 steps timed each, and the captured sequence run twice from the seeds, its weights compared bit for bit (the
 project's rule: no tolerance). Manual capture, not Inductor: no compile time in the window.
@@ -183,12 +184,12 @@ def step_seconds(jobs: list[TrainJob], device: torch.device, steps: int, warmup:
 
 def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup: int = WARMUP_STEPS,
                   start_at: float | None = None, captured: bool = False
-                  ) -> tuple[torch.nn.Module, float, tuple[float, float]]:
+                  ) -> tuple[torch.nn.Module, float, tuple[float, float], str | None]:
     """``jobs`` trained ``warmup + steps`` steps from their seeds, one model alone or (two or more) a batched group
     (``sgd.learner_step``, or with ``captured`` ``train.capture``'s step, ``capture.CapturedStep``: on CUDA captured
     after its warm-up; on the loop's batches, made before the clock starts), in the loop's deterministic mode, the
     first step not before ``start_at`` (epoch seconds; packed processes start together): the trained module,
-    seconds a step over the last ``steps`` and their window (epoch seconds)."""
+    seconds a step over the last ``steps``, their window (epoch seconds) and, where a capture failed, its fallback."""
     cfg, task = jobs[0].train, task_from_dict(jobs[0].task)
     if captured:  # the schedule held constant: a captured step holds one learning rate, and the speed is the same
         cfg = replace(cfg, capture=True, schedule="constant")
@@ -213,21 +214,23 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
             else:
                 step_of(*xy, points, cfg.lr)
         synchronize(device)
-    return learner.module, (time.perf_counter() - started) / steps, (started_at, time.time())
+    fallback = None if step_of is None else step_of.fallback
+    return learner.module, (time.perf_counter() - started) / steps, (started_at, time.time()), fallback
 
 
 def captured_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,
                    warmup: int = WARMUP_STEPS) -> dict[str, Any]:
     """Row 9 of the module's note for one group: its eager step against ``train.capture``'s, timed in one run, and
     the captured sequence run twice, its weights compared bit for bit."""
-    _, eager_s, _ = timed_learner(jobs, device, steps, warmup)
-    first, captured_s, _ = timed_learner(jobs, device, steps, warmup, captured=True)
-    again, _, _ = timed_learner(jobs, device, steps, warmup, captured=True)
+    eager_s = timed_learner(jobs, device, steps, warmup)[1]
+    first, captured_s, _, fallback = timed_learner(jobs, device, steps, warmup, captured=True)
+    again = timed_learner(jobs, device, steps, warmup, captured=True)[0]
     spec = jobs[0].to_dict()
+    on = "uncaptured (cpu)" if device.type != "cuda" else fallback or "cuda graph"
     return {"row": "captured steps", "shape": experiment, "key": cluster.step_key(spec), "group_size": len(jobs),
             "eager_s": eager_s, "captured_s": captured_s, "eager_over_captured": eager_s / captured_s,
             "repeat_bit_for_bit": weights_digest(first) == weights_digest(again), "steps_timed": steps,
-            "captured_on": "cuda graph" if device.type == "cuda" else "uncaptured (cpu)"}
+            "captured_on": on}
 
 
 def batched_steps(experiment: str, jobs: list[TrainJob], device: torch.device, steps: int,
@@ -287,7 +290,9 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool, rows: str = "window"
              lambda: batched_agreement(kernel_shapes[0], device),
              *((lambda e=e, j=j: batched_steps(e, j, device, *timing)) for e, j in groups)]
     if rows == "capture":
-        steps = [(lambda e=e, j=j: captured_steps(e, j, device, *timing)) for e, j in groups]
+        lstm = max((s for s in shapes if s.job.model["name"] == "lstm"), key=lambda s: s.models, default=None)
+        captured = groups + ([] if lstm is None else [(lstm.experiment, [lstm.job])])  # cuDNN's LSTM: one model
+        steps = [(lambda e=e, j=j: captured_steps(e, j, device, *timing)) for e, j in captured]
     out = out_dir / f"gpu_backlog{'_capture' if rows == 'capture' else ''}_{file_card(card)}.json"
     rows: list[dict[str, Any]] = []
     for step in steps:

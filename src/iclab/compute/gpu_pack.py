@@ -63,7 +63,7 @@ def group_train_and_time(jobs: list[TrainJob], device: torch.device, steps: int,
     if device.type == "cuda":  # the reservations are this training's own
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
-    module, seconds, window = timed_learner(jobs, device, steps - WARMUP_STEPS, WARMUP_STEPS, start_at)
+    module, seconds, window, _ = timed_learner(jobs, device, steps - WARMUP_STEPS, WARMUP_STEPS, start_at)
     return {"sha256": weights_digest(module), "seconds_per_step": seconds, "window": list(window),
             "peak_memory_mb": device_memory(device)["peak_memory_mb"]}
 

@@ -14,11 +14,14 @@ alone (``last_only``), the captured one picks it from every prediction (``tests/
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import torch
 
 from iclab.fit.configs import TrainConfig
+
+log = logging.getLogger("iclab.fit.capture")
 
 WARMUP = 3  # eager steps before the capture (CUDA): the allocator and cuBLAS's workspaces settle
 
@@ -39,6 +42,7 @@ class CapturedStep:
         self.losses: torch.Tensor | None = None
         self.graph: torch.cuda.CUDAGraph | None = None
         self.eager_steps, self.lr = 0, None
+        self.fallback: str | None = None  # why the step runs eagerly on CUDA, where a capture failed
 
     def __call__(self, xs: torch.Tensor, ys: torch.Tensor, points: int, lr: float) -> torch.Tensor:
         if self.xs is None:
@@ -55,7 +59,7 @@ class CapturedStep:
             self.set_lr(lr)
         if self.device.type != "cuda":
             return self.run().detach().clone()
-        if self.graph is None and self.eager_steps >= WARMUP:
+        if self.graph is None and self.fallback is None and self.eager_steps >= WARMUP:
             self.capture()
         if self.graph is None:
             self.eager_steps += 1
@@ -94,7 +98,15 @@ class CapturedStep:
         return losses
 
     def capture(self) -> None:
-        """The step recorded once as a CUDA graph over the static buffers (its losses a static output)."""
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.losses = self.run()
+        """The step recorded once as a CUDA graph over the static buffers (its losses a static output); where torch
+        cannot capture it (an op that syncs, cuDNN's LSTM), the step stays eager, the same kernels, named in the log
+        and in ``fallback``. Nothing runs during a capture, so the weights are as the eager steps left them."""
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                self.losses = self.run()
+        except RuntimeError as error:
+            self.fallback = f"eager: the capture failed ({str(error).splitlines()[0][:200]})"
+            log.warning("train.capture: %s", self.fallback)
+            return
+        self.graph = graph
