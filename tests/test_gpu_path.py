@@ -154,6 +154,35 @@ def test_the_masked_loss_is_the_sliced_loss_and_reads_no_length_on_the_host(posi
     assert names.names & HOST_SYNCS == set()
 
 
+@pytest.mark.parametrize("job", tier_steps())
+def test_a_captured_step_syncs_nothing_and_keeps_one_shape_across_the_curriculum(job):
+    """train.capture's step (uncaptured on the CPU) for each family a GPU tier trains, under a curriculum of 3, 5, 7,
+    9 points: every step's prompts at the task's full length, and no op that reads the device on the host across a
+    stage change (steps 0–3: two stages)."""
+    from dataclasses import replace
+
+    from iclab.fit.capture import CapturedStep
+    from iclab.fit.sgd import Alone, loss_points, masked_prompt_loss
+    from iclab.tasks import LinearTask
+
+    task = LinearTask(d=3, n_points=9, beta_star=(1.0, 0.0, -1.0), psi=1.0, sigma=0.5)
+    model_spec = job.model | ({"n_points": 9} if "n_points" in job.model else {})
+    cfg = replace(job.train, capture=True, schedule="constant", pad_points=None, batch_size=4,
+                  curriculum={"dims": [1, 1], "points": [3, 2], "every": 2})
+    torch.manual_seed(0)
+    model = build_model(model_spec, task.d)
+    step = CapturedStep(Alone(model), make_optimizer(cfg, model.parameters()), cfg,
+                        lambda m, x, y, read: masked_prompt_loss(m, x, y, cfg.loss_positions, read), torch.device("cpu"))
+    shapes, names = set(), OpNames()
+    with names:
+        for number in range(4):
+            batch = batch_at(cfg, task, 0, number, None)
+            shapes.add((batch.xs.shape, batch.ys.shape))
+            step(torch.from_numpy(batch.xs), torch.from_numpy(batch.ys), loss_points(cfg, task, number, None), cfg.lr)
+    assert shapes == {((4, 9, 3), (4, 9))} and [loss_points(cfg, task, n, None) for n in range(4)] == [3, 3, 5, 5]
+    assert names.names & HOST_SYNCS == set()
+
+
 def test_the_step_trace_sees_a_host_sync_and_gelu_news_pow():
     """The trace's power to fail: a step that reads its loss on the host, and gelu_new, are caught."""
     model = GPT2Learner(2, 4, n_embd=8, n_layer=1, n_head=1, activation="gelu_new")

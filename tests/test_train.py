@@ -422,11 +422,17 @@ def test_a_captured_steps_cpu_form_trains_as_padding_to_the_full_length_bit_for_
 
     from iclab.fit.sgd import batch_at
 
-    padded, captured = (curriculum_job(SEQUENCE_MODELS[name], positions, schedule="constant", **kw)
-                        for kw in ({"pad_points": TASK.n_points}, {"capture": True}))
+    plain, padded, captured = (curriculum_job(SEQUENCE_MODELS[name], positions, schedule="constant", **kw)
+                               for kw in ({}, {"pad_points": TASK.n_points}, {"capture": True}))
     assert [batch_at(captured.train, TASK, 0, step, None).xs.shape[1] for step in (0, 2, 6)] == [9, 9, 9]
     (padded_model, padded_losses, _), (captured_model, captured_losses, _) = train(padded), train(captured)
     np.testing.assert_allclose(captured_losses, padded_losses, rtol=1e-6)
+    plain_model, plain_losses, _ = train(plain)  # today's step: every stage at its own length, 8 steps, 4 stages
+    np.testing.assert_allclose(captured_losses, plain_losses, rtol=1e-5)
+    fresh = eval_set(TASK, seed=1, n_prompts=64)
+    with torch.no_grad():
+        xs, ys = torch.from_numpy(fresh.xs).float(), torch.from_numpy(fresh.ys).float()  # (64, 9, 3), (64, 9)
+        np.testing.assert_allclose(captured_model(xs, ys).numpy(), plain_model(xs, ys).numpy(), rtol=1e-4, atol=1e-5)
     assert padded_losses[0] != padded_losses[-1]
     if positions == "all":
         for (key, mine), (_, theirs) in zip(captured_model.state_dict().items(), padded_model.state_dict().items()):
