@@ -427,6 +427,8 @@ def test_a_captured_steps_cpu_form_trains_as_padding_to_the_full_length_bit_for_
     assert [batch_at(captured.train, TASK, 0, step, None).xs.shape[1] for step in (0, 2, 6)] == [9, 9, 9]
     (padded_model, padded_losses, _), (captured_model, captured_losses, _) = train(padded), train(captured)
     np.testing.assert_allclose(captured_losses, padded_losses, rtol=1e-6)
+    # its losses pass through a record of log_every rows, read every log_every steps: 3 rows over 8 steps
+    np.testing.assert_array_equal(train(captured, log_every=3)[1], captured_losses)
     plain_model, plain_losses, _ = train(plain)  # today's step: every stage at its own length, 8 steps, 4 stages
     np.testing.assert_allclose(captured_losses, plain_losses, rtol=1e-5)
     fresh = eval_set(TASK, seed=1, n_prompts=64)

@@ -30,13 +30,16 @@ class CapturedStep:
     """One gradient step of ``learner`` (``sgd.Alone`` or a group's ``Batched``) on static buffers:
     ``step(xs, ys, points, lr)`` copies the prompts xs (B, K, d), ys (B, K) (a group's (G, B, K, d), (G, B, K)) in,
     sets the read length ``points`` and runs the step, eagerly or as the captured graph, and returns each model's
-    loss (G,), a fresh tensor on the device. ``lr`` must be the same every step on CUDA (a constant schedule: the
-    graph holds it), where a changed one raises."""
+    loss (G,): a row of a device buffer of ``record_steps`` rows, written in turn (the loop reads its losses at
+    least every ``progress.log_every`` steps, so no row is overwritten before it is read, and no tensor is
+    allocated a step). ``lr`` must be the same every step on CUDA (a constant schedule: the graph holds it), where a
+    changed one raises."""
 
     def __init__(self, learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
                  loss: Callable[[torch.nn.Module, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
-                 device: torch.device):
+                 device: torch.device, record_steps: int = 1):
         self.learner, self.optimizer, self.cfg, self.loss, self.device = learner, optimizer, cfg, loss, device
+        self.record_steps, self.record, self.calls = record_steps, None, 0
         self.xs = self.ys = None
         self.points = torch.zeros((), dtype=torch.long, device=device)
         self.losses: torch.Tensor | None = None
@@ -58,14 +61,23 @@ class CapturedStep:
                                  "holds one (train.schedule: constant)")
             self.set_lr(lr)
         if self.device.type != "cuda":
-            return self.run().detach().clone()
+            return self.recorded(self.run())
         if self.graph is None and self.fallback is None and self.eager_steps >= WARMUP:
             self.capture()
         if self.graph is None:
             self.eager_steps += 1
-            return self.on_side_stream().detach().clone()
+            return self.recorded(self.on_side_stream())
         self.graph.replay()
-        return self.losses.detach().clone()
+        return self.recorded(self.losses)
+
+    def recorded(self, losses: torch.Tensor) -> torch.Tensor:
+        """``losses`` (G,) copied into the next row of the record (allocated at the first step)."""
+        if self.record is None:
+            self.record = torch.empty((self.record_steps, *losses.shape), dtype=losses.dtype, device=self.device)
+        row = self.record[self.calls % self.record_steps]
+        row.copy_(losses.detach())
+        self.calls += 1
+        return row
 
     def set_lr(self, lr: float) -> None:
         self.lr = lr

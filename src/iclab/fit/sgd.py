@@ -507,7 +507,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
         if not batched:
             learner.forward = forward
         captured = CapturedStep(learner, optimizer, cfg, lambda model, x, y, read: masked_prompt_loss(
-            model, x, y, cfg.loss_positions, read), device) if cfg.capture else None
+            model, x, y, cfg.loss_positions, read), device, record_steps=log_every) if cfg.capture else None
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
             points = loss_points(cfg, tasks[0], step, make.pools[0])
