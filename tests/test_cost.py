@@ -502,3 +502,18 @@ def test_the_cpu_jobs_get_the_cores_the_gpus_trainings_leave_by_hand():
     for producers, slots, held in ((2, "3 job slots", 4), (5, "2 job slots", 6), (13, "1 job slot", 14)):
         text = one_gpu(table, full, 16, 1, 4, [json.loads(lstm.read_text())], None, producers)
         assert f"on the {slots} of 4 threads left beside the {held} cores of the GPU's trainings" in text, producers
+    # its hours from the table by hand: every GPU job one at a time; packed, the LSTMs' at their gain; the CPU jobs'
+    # (the trainings: without a smoke run the rest is unmeasured) over 3 slots; the family rows in hours
+    gain = json.loads(lstm.read_text())["throughput_gain"]
+    gpu = table[table["gpu_seconds"].notna()]
+    lstm_s = gpu.loc[gpu["what"].str.startswith("lstm"), "gpu_seconds"].sum()
+    alone_h, packed_h = gpu["gpu_seconds"].sum() / 3600, (gpu["gpu_seconds"].sum() - lstm_s + lstm_s / gain) / 3600
+    cpu_h = table.loc[table["gpu_seconds"].isna(), "cpu_seconds"].sum() / 3600
+    text = one_gpu(table, full, 16, 1, 4, [json.loads(lstm.read_text())], None, 2)
+    assert f"**{alone_h:,.0f} GPU-hours one at a time ({alone_h / 24:,.1f} days)**" in text
+    assert f"**{packed_h:,.0f} hours ({packed_h / 24:,.1f} days)**" in text
+    assert f"The CPU jobs: {cpu_h:,.0f} hours" in text and f"(~{cpu_h / 3:,.1f} hours if they spread evenly)" in text
+    assert "## One GPU node (16 cores, a 80 GB card)" in text
+    row = next(line for line in text.splitlines() if line.startswith("| lstm "))
+    family = [cell.strip() for cell in row.split("|")]
+    assert f"{lstm_s / 3600:,.3g}" in family and f"{lstm_s / gain / 3600:,.3g}" in family
