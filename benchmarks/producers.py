@@ -6,10 +6,10 @@ thread (P = 0) and by 1 and 2 producer processes (``loop.producers``), on this m
 For each group (``gpu_backlog.batched_groups``: the members it trains, at the full shape, the curriculum's last and
 largest batches), a ``BatchFeed`` on the CPU device is drained as fast as it gives batches, ``--steps`` steps after
 its first (a process's start is not counted), at P = 0, 1 and 2, in one run: milliseconds a step. Beside each, the
-group's GPU step by scenario (``cluster.group_step_seconds``: estimates, not yet run on a GPU) and the producers it
-needs at the measured rate of one (⌈ms a batch at P = 1 / ms a GPU step⌉, against the conservative and the
-optimistic step). This machine has 2 cores: beyond P = 2 the producers' rate is an extrapolation (P × one's, until
-the node's cores run out), written as one.
+group's GPU step by scenario (``cluster.group_step_seconds``: estimates, not yet run on a GPU), whether the loop's
+thread alone keeps up with it, and the producers it needs at the measured rate of one (⌈ms a batch at P = 1 / ms a
+GPU step⌉). This machine has 2 cores: beyond P = 2 the producers' rate is an extrapolation (P × one's, until the
+node's cores run out), written as one (``extrapolated_ms_at_16_producers``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def group_row(experiment: str, jobs: list, steps: int) -> dict:
     return {"experiment": experiment, "members": len(jobs), "d": jobs[0].task["d"],
             "n_points": jobs[0].task["n_points"], "batch_size": jobs[0].train.batch_size,
             "ms_a_step": measured, "gpu_step_ms_estimated": gpu_ms,
-            "producers_needed": {name: math.ceil(measured["P=1"] / ms) for name, ms in gpu_ms.items()}}
+            "thread_keeps_up": {name: measured["P=0"] < ms for name, ms in gpu_ms.items()},
+            "producers_needed": {name: math.ceil(measured["P=1"] / ms) for name, ms in gpu_ms.items()},
+            "extrapolated_ms_at_16_producers": measured["P=1"] / 16}
 
 
 def main() -> None:
@@ -70,6 +72,9 @@ def main() -> None:
         "steps": args.steps, "groups": rows,
         "most_producers_needed": {name: max(row["producers_needed"][name] for row in rows)
                                   for name in rows[0]["producers_needed"]},
+        "thread_keeps_up_everywhere": all(all(row["thread_keeps_up"].values()) for row in rows),
+        "slowest_thread_over_fastest_step": max(row["ms_a_step"]["P=0"] / min(row["gpu_step_ms_estimated"].values())
+                                                for row in rows),
     }, indent=1) + "\n")
     print(f"wrote {args.out}")
 
