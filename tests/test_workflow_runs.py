@@ -202,7 +202,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
         assert int(resources["gpu"]) == sequence_model
         # a job on the CPU sees no GPU; one on a GPU reserves its modelled memory there (a packed local run's cap)
         assert ("CUDA_VISIBLE_DEVICES= python -m iclab train" in blocks[group]) == (not sequence_model)
-        assert int(resources["gpu_mem_mb"]) == (cluster.device_memory_mb(specs[0]) if sequence_model else 0)
+        assert int(resources["gpu_mem_mb"]) == cluster.group_device_memory_mb(specs, rates=rates)  # a batched group's
         assert resources["slurm_partition"] == ("gpu-q" if sequence_model else "cpu-q")
         assert resources["slurm_account"] == "lab"
         assert (int(resources["runtime"]), int(resources["mem_mb"])) == (
@@ -210,7 +210,7 @@ def test_paper_tier_through_the_slurm_profile_asks_a_gpu_for_sequence_models_onl
             cluster.group_memory_mb(specs),
         )
         assert int(resources["runtime"]) <= 720
-        if len(specs) == 1:  # a group of one asks for what its model would alone
+        if len(specs) == 1 and not cluster.batched(specs):  # a model alone asks for what it would alone
             assert int(resources["runtime"]) == cluster.runtime_minutes(specs[0], rates=rates, cap=720)
     assert any(cluster.group_runtime_minutes([plan.train[h].to_dict() for h in plan.groups[group]], rates=rates,
                                              cap=720) < 720 for group, r in requests.items() if int(r["gpu"]))
