@@ -52,9 +52,8 @@ from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, agreement_rows, card_n
 from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.batched import Batched, ModelGroup, stacked_batch
-from iclab.fit.capture import CapturedStep
-from iclab.fit.sgd import (Alone, batch_at, deterministic_kernels, learner_step, loss_points, make_optimizer,
-                           masked_prompt_loss, matmul_precision, prompt_loss, seeded_learner, seeded_model)
+from iclab.fit.sgd import (Alone, BatchMaker, batch_at, captured_step, deterministic_kernels, learner_step,
+                           loss_points, make_optimizer, matmul_precision, prompt_loss, seeded_learner, seeded_model)
 from iclab.pipeline.plan import build_plan
 from iclab.store.jobs import TrainJob
 from iclab.tasks import task_from_dict
@@ -196,10 +195,9 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
     batched = len(jobs) > 1
     _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
     optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=captured and device.type == "cuda")
-    step_of = None if not captured else CapturedStep(learner, optimizer, cfg, lambda model, x, y, read: (
-        masked_prompt_loss(model, x, y, cfg.loss_positions, read)), device)
-    batches = [stacked_batch([batch_at(cfg, task, job.seed, step, None) for job in jobs]) if batched
-               else batch_at(cfg, task, jobs[0].seed, step, None) for step in range(warmup + steps)]
+    step_of = captured_step(learner, optimizer, cfg, device) if captured else None
+    make = BatchMaker(cfg, (task,) * len(jobs), tuple(job.seed for job in jobs), (None,) * len(jobs), batched)
+    batches = [make(step) for step in range(warmup + steps)]  # fresh prompts (no pretraining set)
     prompts = [tuple(torch.from_numpy(a).to(device) for a in (b.xs, b.ys)) for b in batches]  # (G,) B, K, d; B, K
     if start_at is not None:
         time.sleep(max(0.0, start_at - time.time()))
@@ -279,20 +277,21 @@ def backlog(config: Path, out_dir: Path, tiny_shapes: bool, rows: str = "window"
     device = torch.device("cpu" if tiny_shapes else "cuda")
     card = card_name(device)
     shapes = [tiny(shape) if tiny_shapes else shape for shape in tier_shapes(config)]
-    kernel_shapes = [shape_of(shapes, name) for name in KERNEL_SHAPES]
     groups = [(experiment, [tiny_job(job) for job in jobs] if tiny_shapes else jobs)
               for experiment, jobs in batched_groups(config)]
     timing = (1, 1) if tiny_shapes else (BATCHED_TIMED_STEPS, WARMUP_STEPS)  # steps timed, warm-up
-    steps = [*((lambda s=s: kernel_time(s, device)) for s in kernel_shapes),
-             lambda: {"row": "tf32 agreement", "shape": KERNEL_SHAPES[0],
-                      "rows": agreement_rows(kernel_shapes[0], device, card)},
-             *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES),
-             lambda: batched_agreement(kernel_shapes[0], device),
-             *((lambda e=e, j=j: batched_steps(e, j, device, *timing)) for e, j in groups)]
     if rows == "capture":
         lstm = max((s for s in shapes if s.job.model["name"] == "lstm"), key=lambda s: s.models, default=None)
         captured = groups + ([] if lstm is None else [(lstm.experiment, [lstm.job])])  # cuDNN's LSTM: one model
         steps = [(lambda e=e, j=j: captured_steps(e, j, device, *timing)) for e, j in captured]
+    else:
+        kernel_shapes = [shape_of(shapes, name) for name in KERNEL_SHAPES]
+        steps = [*((lambda s=s: kernel_time(s, device)) for s in kernel_shapes),
+                 lambda: {"row": "tf32 agreement", "shape": KERNEL_SHAPES[0],
+                          "rows": agreement_rows(kernel_shapes[0], device, card)},
+                 *((lambda s=s: rounding_row(s, device)) for s in ROUNDING_SHAPES),
+                 lambda: batched_agreement(kernel_shapes[0], device),
+                 *((lambda e=e, j=j: batched_steps(e, j, device, *timing)) for e, j in groups)]
     out = out_dir / f"gpu_backlog{'_capture' if rows == 'capture' else ''}_{file_card(card)}.json"
     rows: list[dict[str, Any]] = []
     for step in steps:

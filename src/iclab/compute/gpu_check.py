@@ -203,9 +203,7 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
     make = lambda step: batch_at(cfg, task, job.seed, step, None)  # noqa: E731
     total = WARMUP_STEPS + steps
     feed = BatchFeed(make, 0, total, device, ahead=device.type == "cuda" and not old_loop)
-    if device.type == "cuda":  # the cache of earlier timings freed: the reservations are this timing's own
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
+    fresh_peak(device)
     if start_at is not None:
         time.sleep(max(0.0, start_at - time.time()))
     started = time.perf_counter()
@@ -228,6 +226,14 @@ def trained_and_timed(job: TrainJob, device: torch.device, old_loop: bool, steps
         "warmup_s": warm - started, **device_memory(device), "graphs": backend.graphs if cfg.compile else 0,
         "warnings": " | ".join(sorted({str(w.message).splitlines()[0][:160] for w in raised})),
     }, (warm_at, done_at)
+
+
+def fresh_peak(device: torch.device) -> None:
+    """On CUDA, the cache of earlier timings freed and the peak reset: the reservations ``device_memory`` reads next
+    are this timing's own."""
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
 
 
 def device_memory(device: torch.device) -> dict[str, float]:

@@ -41,8 +41,8 @@ import torch
 from iclab.atomic import write_text
 from iclab.compute import cluster
 from iclab.compute.gpu_backlog import batched_groups, timed_learner, tiny_job
-from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, card_name, device_memory, file_card, longest, tier_shapes,
-                                     tiny, trained_and_timed, weights_digest)
+from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, card_name, device_memory, file_card, fresh_peak, longest,
+                                     tier_shapes, tiny, trained_and_timed, weights_digest)
 from iclab.errors import UsageError
 from iclab.store.jobs import TrainJob
 
@@ -60,9 +60,7 @@ def group_train_and_time(jobs: list[TrainJob], device: torch.device, steps: int,
                          start_at: float | None = None) -> dict[str, Any]:
     """``jobs`` trained ``steps`` steps from their seeds as one batched group (``gpu_backlog.timed_learner``, its first
     step not before ``start_at``): ``train_and_time``'s fields, the digest of the whole group's weights."""
-    if device.type == "cuda":  # the reservations are this training's own
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
+    fresh_peak(device)
     module, seconds, window, _ = timed_learner(jobs, device, steps - WARMUP_STEPS, WARMUP_STEPS, start_at)
     return {"sha256": weights_digest(module), "seconds_per_step": seconds, "window": list(window),
             "peak_memory_mb": device_memory(device)["peak_memory_mb"]}

@@ -263,6 +263,14 @@ def masked_prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, pos
     return (errors * read).sum() / (read.sum() * xs.shape[0])
 
 
+def captured_step(learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device,
+                  record_steps: int = 1) -> CapturedStep:
+    """``train.capture``'s step of ``learner``: ``capture.CapturedStep`` with the loss masked to each stage's points
+    (``masked_prompt_loss`` at ``cfg.loss_positions``), its losses recorded in ``record_steps`` rows."""
+    return CapturedStep(learner, optimizer, cfg, lambda model, xs, ys, read: masked_prompt_loss(
+        model, xs, ys, cfg.loss_positions, read), device, record_steps)
+
+
 def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
     """Stop on a non-finite loss at ``step``, or one above ``divergence_factor`` times the mean of the
     first 10 steps' (checked from step 10 on)."""
@@ -506,8 +514,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
           step_model(models[0], jobs[0]) as forward):  # a group's compile is refused: forward is models[0]
         if not batched:
             learner.forward = forward
-        captured = CapturedStep(learner, optimizer, cfg, lambda model, x, y, read: masked_prompt_loss(
-            model, x, y, cfg.loss_positions, read), device, record_steps=log_every) if cfg.capture else None
+        captured = captured_step(learner, optimizer, cfg, device, log_every) if cfg.capture else None
         for step, (xs, ys) in zip(range(start, cfg.steps), feed):  # (B, K, d), (B, K); a group's (G, B, K, d), …
             lr = learning_rate(cfg, step)
             points = loss_points(cfg, tasks[0], step, make.pools[0])
