@@ -10,8 +10,9 @@ cube directory whose run of the experiment has at least two seeds (a default run
 hidden sizes and ill-conditioned model; its second look, three more), with the evaluation prompts behind them from
 that run's config; or, with ``--spreads``, taken from an earlier result (its ``spread`` rows and sources). Two designs
 side by side: ``design`` at the paper's effect size with the spreads measured at CPU size (the most favourable
-reading), ``least_favourable`` at ``power.least_favourable``'s truth and spreads. The spreads were measured at CPU
-size: at the paper's shapes they are an assumption.
+reading), ``least_favourable`` at ``power.least_favourable``'s truth and spreads; each again with the seed spread at
+its 80% upper confidence bound (``power.upper_spread``), and the tier's power under all four, with P(holds) and
+P(fails) at the region's edge. The spreads were measured at CPU size: at the paper's shapes they are an assumption.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 from iclab import experiments
 from iclab.config import load
 from iclab.store.cubes import read_cube
-from iclab.stats.power import (EFFECTS, LEVEL, MC_SHARE, Spread, design, favourable_truth, least_favourable,
-                         power_as_run)
+from iclab.stats.power import (EFFECTS, LEVEL, MC_SHARE, SPREAD_CONFIDENCE, Spread, design, edge_verdicts,
+                               favourable_truth, least_favourable, power_as_run, side, upper_spread)
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_node_power.json"
 TIER = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
@@ -54,9 +55,11 @@ def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread
 
 def effect_row(effect, spread: Spread, measured_in: str, tier: dict) -> dict:
     """One effect's spreads, both designs, and the power of the seeds and prompts ``tier`` runs under each truth
-    (module docstring)."""
+    (module docstring); beside them, the same at the seed spread's 80% upper confidence bound (``upper_spread``),
+    which side of the claim each truth lies on, and the verdicts' probabilities at the region's edge."""
     favourable_at = favourable_truth(effect, spread)
     truth, scaled = least_favourable(effect, spread)
+    upper, scaled_upper = upper_spread(spread), upper_spread(scaled)
     section = tier["experiments"][effect.experiment]
     seeds, prompts = len(section["seeds"]), section["eval_prompts"]
     return {"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
@@ -64,9 +67,18 @@ def effect_row(effect, spread: Spread, measured_in: str, tier: dict) -> dict:
             else effect.truth_source + "; the CPU estimate stands in",
             "measured_in": measured_in, "spread": spread.__dict__, "design": design(favourable_at, spread).to_dict(),
             "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()},
+            "upper_bound": {"confidence": SPREAD_CONFIDENCE, "dof": spread.seeds - 1, "sd": upper.sd,
+                            "design": design(favourable_at, upper).to_dict(),
+                            "least_favourable": {"sd": scaled_upper.sd,
+                                                 "design": design(truth, scaled_upper).to_dict()}},
             "as_run": {"seeds": seeds, "prompts": prompts,
+                       "side": side(favourable_at, spread), "side_least_favourable": side(truth, spread),
                        "power": power_as_run(favourable_at, spread, seeds, prompts),
-                       "power_least_favourable": power_as_run(truth, scaled, seeds, prompts)}}
+                       "power_least_favourable": power_as_run(truth, scaled, seeds, prompts),
+                       "power_upper": power_as_run(favourable_at, upper, seeds, prompts),
+                       "power_least_favourable_upper": power_as_run(truth, scaled_upper, seeds, prompts),
+                       "edge": edge_verdicts(favourable_at, spread, seeds, prompts),
+                       "edge_upper": edge_verdicts(favourable_at, upper, seeds, prompts)}}
 
 
 def main() -> None:

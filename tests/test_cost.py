@@ -302,27 +302,41 @@ def test_cost_refuses_a_pack_result_that_measured_nothing(tmp_path, caplog):
 
 def test_the_cards_peak_caps_what_a_day_needs_by_hand():
     """A day against the packed hours and the floor of the card's peak: 25 h of FLOPs at the peak cannot fit at any
-    rate, however few the packed hours; 48 packed hours over a 2-hour floor need 2× faster steps, which the peak
-    allows up to 24×; 20 packed hours fit."""
+    rate, however few the packed hours; 48 packed hours over a 2-hour floor need 48 / 20 = 2.4× faster steps, which
+    the peak allows up to 24×; 20 packed hours fit."""
     from iclab.compute import packing
 
     hour = 3600.0
-    assert packing.day_verdict(30 * hour, 25 * hour).startswith("cannot fit at any rate: their FLOPs alone take 25.0 h")
+    assert packing.day_verdict(30 * hour, 25 * hour) == (
+        "cannot fit at any rate: their FLOPs alone take 25.0 h at the card's peak, a day's design 20")
     assert packing.day_verdict(48 * hour, 2 * hour) == (
-        "2× over: their steps would have to run 2× faster (the card's peak allows up to 24×)")
-    assert packing.day_verdict(20 * hour, 2 * hour) == "fits: 20.0 h of 24"
+        "2.4× over: their steps would have to run 2.4× faster (the card's peak allows up to 24×)")
+    assert packing.day_verdict(20 * hour, 2 * hour) == "fits: 20.0 h of a day's 20"
+
+
+def test_a_day_is_20_packed_hours_everywhere_by_hand():
+    """One day for the code and the docs (issue 101): the card's 24 hours less 4 kept for start-up, the captures, the
+    CPU jobs' tail and a retry. 21 packed hours fit a 24-hour card but not a day's design (1.05×, printed 1.1×: two
+    digits); a floor of 21 h cannot fit at any rate though it is under 24; exactly 20 of either still fits."""
+    from iclab.compute import packing
+
+    hour = 3600.0
+    assert (packing.DAY_S, packing.MARGIN_S, packing.PACKED_DAY_S) == (24 * hour, 4 * hour, 20 * hour)
+    assert packing.day_verdict(21 * hour, 2 * hour).startswith("1.1× over: their steps would have to run 1.1× faster")
+    assert packing.day_verdict(21 * hour, 21 * hour).startswith("cannot fit at any rate")
+    assert packing.day_verdict(20 * hour, 20 * hour) == "fits: 20.0 h of a day's 20"
 
 
 def test_the_day_verdicts_bounds_are_inclusive_and_its_hours_exact_by_hand():
-    """A floor of exactly a day can still fit; packed hours of exactly a day fit; at 1,000-hour scales the hours are
-    printed to the tenth (an hour of 3,601 s would print 999.7)."""
+    """A floor of exactly the day can still fit; packed hours of exactly the day fit; at 1,000-hour scales the hours
+    are printed to the tenth (an hour of 3,601 s would print 999.7)."""
     from iclab.compute import packing
 
     hour = 3600.0
-    assert packing.day_verdict(24 * hour, 24 * hour) == "fits: 24.0 h of 24"
-    assert packing.day_verdict(1000 * hour, 2 * hour, day_s=1000 * hour) == "fits: 1,000.0 h of 1000"
+    assert packing.day_verdict(24 * hour, 24 * hour, day_s=24 * hour) == "fits: 24.0 h of a day's 24"
+    assert packing.day_verdict(1000 * hour, 2 * hour, day_s=1000 * hour) == "fits: 1,000.0 h of a day's 1000"
     assert packing.day_verdict(2000 * hour, 1000 * hour, day_s=500 * hour) == (
-        "cannot fit at any rate: their FLOPs alone take 1,000.0 h at the card's peak")
+        "cannot fit at any rate: their FLOPs alone take 1,000.0 h at the card's peak, a day's design 500")
 
 
 def test_the_smallest_gain_and_the_cards_room_at_its_bounds_by_hand():

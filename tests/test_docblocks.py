@@ -311,6 +311,28 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
     assert docrecords.powered("power.json", tmp_path) == "3 of 4"  # 'near' at 0.50 under its least favourable truth
 
 
+def test_the_power_bound_table_block_of_a_hand_made_power_record(tmp_path):
+    """Two effects with the seed spread at its 80% upper bound: one from three seeds (2 degrees of freedom, sd 0.1 →
+    0.2117: 2.12×), its power at the paper's size 0.9, at its least favourable truth 0.3 (bold) on the failing side
+    ("to refute"), no design within the seed cap there; one from two seeds (1 → 3.95×), a power of exactly 0.80 not
+    bold, designs of 4 and 6 seeds. The edge's probabilities to three places."""
+    def effect(name, dof, sd, bound, powers, sides, designs):
+        return {"effect": name, "spread": {"sd": sd},
+                "upper_bound": {"dof": dof, "sd": bound, "design": designs[0],
+                                "least_favourable": {"design": designs[1]}},
+                "as_run": {"power_upper": powers[0], "power_least_favourable_upper": powers[1], "side": sides[0],
+                           "side_least_favourable": sides[1], "edge": {"holds": 0.0198, "fails": 0.01234}}}
+    (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
+    (tmp_path / docrecords.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
+        effect("gap", 2, 0.1, 0.21169, (0.9, 0.3), ("holds", "fails"),
+               ({"seeds": 3, "reason": ""}, {"seeds": 21, "reason": "over 20 seeds"})),
+        effect("flat", 1, 1.0, 3.9472, (0.8, 0.79), ("holds", "holds"),
+               ({"seeds": 4, "reason": ""}, {"seeds": 6, "reason": ""}))]}))
+    assert docrecords.power_bound_table("power.json", tmp_path).splitlines()[2:] == [
+        "| gap | 2 | 2.12× | 0.90 | **0.30** (to refute) | 0.020, 0.012 | 3; over 20 seeds |",
+        "| flat | 1 | 3.95× | 0.80 | **0.79** | 0.020, 0.012 | 4; 6 |"]
+
+
 def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):
     """Two tables (pandas' markdown, right-aligned): a cell found by its row's first cell and its column, commas read
     when a format writes it anew; a row and column both tables have, or a text cell with a format, is an error."""

@@ -3,6 +3,7 @@ favourable truth by hand, config/gpu_node.yaml against its design, and iclab.com
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,10 @@ import yaml
 from scipy import stats
 
 from iclab.compute import cluster, packing
-from iclab.stats.power import EFFECTS, LEVEL, MC_SHARE, Effect, Spread, design, least_favourable, power_as_run
+from iclab.stats.power import (
+    EFFECTS, LEVEL, MC_SHARE, Effect, Spread, design, edge_verdicts, least_favourable, power_as_run, region_edge, side,
+    upper_spread
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -138,6 +142,93 @@ def test_both_designs_of_the_power_file_are_power_designs_on_its_spreads():
         worst = row["least_favourable"]
         assert (worst["design"]["truth"], worst["sd"]) == (pytest.approx(truth), pytest.approx(scaled.sd))
         assert design(truth, scaled).seeds == worst["design"]["seeds"], effect.name
+
+
+def test_the_seed_spreads_upper_bound_by_hand_and_by_monte_carlo():
+    """At two degrees of freedom (three seeds) χ²₂'s 20% quantile is −2 ln 0.8, so the 80% upper bound of σ is
+    s·√(1 / −ln 0.8) = 2.1169 s; at one (two seeds) χ²₁'s is Φ⁻¹(0.6)², so 1 / Φ⁻¹(0.6) = 3.9472 s. Against a
+    Monte Carlo of three normal seeds it covers σ 80% of the time (a two-sided 80% bound, 3.08 s, would cover 90%;
+    counting seeds, not degrees of freedom, 1.73 s, 71%). The prompts' s.e. stays; one seed has no bound."""
+    three = Spread(estimate=1.0, relation=">", margin=0.0, seeds=3, sd=0.5, mc_se=0.07, prompts=1000)
+    assert upper_spread(three).sd == pytest.approx(0.5 * math.sqrt(1 / -math.log(0.8)), rel=1e-10)
+    assert upper_spread(three).sd == pytest.approx(1.05847, abs=1e-5) and upper_spread(three).mc_se == 0.07
+    two = Spread(estimate=1.0, relation=">", margin=0.0, seeds=2, sd=1.0, mc_se=0.07, prompts=1000)
+    assert upper_spread(two).sd == pytest.approx(1 / stats.norm.ppf(0.6), rel=1e-10)
+    assert upper_spread(two).sd == pytest.approx(3.94715, abs=1e-5)
+    samples = np.random.default_rng(11).normal(0.0, 1.0, (200_000, 3))  # σ = 1
+    factor = upper_spread(replace(three, sd=1.0)).sd
+    assert np.mean(samples.std(axis=1, ddof=1) * factor >= 1.0) == pytest.approx(0.8, abs=0.004)
+    with pytest.raises(ValueError, match="a spread of 1 seed"):
+        upper_spread(replace(three, seeds=1))
+
+
+def test_the_side_and_the_edge_of_a_claims_region_by_hand():
+    """"≈" with margin 0.05: a truth of 0.093 lies outside (fails), its nearest edge 0.05; −0.01 inside (holds), edge
+    −0.05. "<" with margin 0.2 (region below −0.2): −1 holds, its one finite edge −0.2; ">" margin 0: 0.034 holds at
+    edge 0."""
+    near = Spread(estimate=0.0, relation="≈", margin=0.05, seeds=3, sd=0.03, mc_se=0.001, prompts=1000)
+    assert (side(0.093, near), region_edge(0.093, near)) == ("fails", 0.05)
+    assert (side(-0.01, near), region_edge(-0.01, near)) == ("holds", -0.05)
+    below = replace(near, relation="<", margin=0.2)
+    assert (side(-1.0, below), region_edge(-1.0, below), side(-0.1, below)) == ("holds", -0.2, "fails")
+    above = replace(near, relation=">", margin=0.0)
+    assert (side(0.034, above), region_edge(0.034, above)) == ("holds", 0.0)
+
+
+def test_at_the_regions_edge_each_verdict_has_the_looks_error_by_hand():
+    """With no prompt error and the other edge far away, the truth on an edge makes (mean − edge) / (s / √S) a
+    Student t with S − 1 degrees of freedom, so "holds" (the interval inside) has probability P(T ≥ t at 98%) = 2%
+    exactly, and "fails" too: the quadrature's 400 χ² quantiles reach it within 5e-4. A prompt error adds to the
+    interval's half-width more than to the mean's spread (√(a² + b²) < a + b), so each falls below 2%."""
+    wide = Spread(estimate=0.0, relation="≈", margin=100.0, seeds=3, sd=1.0, mc_se=1e-12, prompts=1000)
+    at_edge = edge_verdicts(99.0, wide, seeds=10, prompts=1000)
+    assert at_edge["truth"] == 100.0
+    assert (at_edge["holds"], at_edge["fails"]) == (pytest.approx(0.02, abs=5e-4), pytest.approx(0.02, abs=5e-4))
+    noisy = edge_verdicts(99.0, replace(wide, mc_se=0.3), seeds=10, prompts=1000)
+    assert noisy["holds"] < 0.0195 and noisy["fails"] < 0.0195
+    assert edge_verdicts(99.0, replace(wide, mc_se=0.3), seeds=10, prompts=4000)["holds"] > noisy["holds"]
+
+
+def simulated_verdicts(truth: float, spread: Spread, seeds: int, prompts: int, reps: int, rng) -> tuple[float, float]:
+    """Monte Carlo of a claim's look-1 verdict: ``seeds`` seeds each N(truth, sd²), one prompt error N(0, mc_se² ×
+    measured prompts / prompts) shared by them, the LEVEL interval (t on the seeds, normal on the prompts, in
+    quadrature) against the region built by hand: the shares of "holds" (inside) and "fails" (outside)."""
+    low, high = {"≈": (-spread.margin, spread.margin), "<": (-math.inf, -spread.margin),
+                 ">": (spread.margin, math.inf)}[spread.relation]
+    mc_se = spread.mc_se * math.sqrt(spread.prompts / prompts)
+    values = truth + rng.normal(0, spread.sd, (reps, seeds)) + rng.normal(0, mc_se, (reps, 1))  # (R, S)
+    tail = (1 + LEVEL) / 2
+    half = np.hypot(stats.t.ppf(tail, seeds - 1) * values.std(axis=1, ddof=1) / math.sqrt(seeds),
+                    stats.norm.ppf(tail) * mc_se)
+    mean = values.mean(axis=1)
+    return float(np.mean((mean - half > low) & (mean + half < high))), float(np.mean((mean + half < low)
+                                                                                    | (mean - half > high)))
+
+
+@pytest.mark.parametrize("name", ["MLP gap", "LSTM closer to GD than Newton"])
+def test_the_power_files_upper_bound_rows_against_a_monte_carlo(name):
+    """Two rows of benchmarks/results/gpu_node_power.json, each recomputed by the quadrature from its spreads, then
+    checked by a Monte Carlo of the decision (40,000 runs: ±0.006 at 2 s.e.): the tier's power at the least
+    favourable truth with the seed spread at its 80% upper bound (the MLP gap's ~0.30, the LSTM's ~0.58: there the
+    LSTM's truth lies on the failing side, so its power is the power to refute), and P(holds) at the region's edge."""
+    power = json.loads((REPO / "benchmarks" / "results" / "gpu_node_power.json").read_text())
+    row = next(row for row in power["effects"] if row["effect"] == name)
+    effect = next(effect for effect in EFFECTS if effect.name == name)
+    spread, as_run = Spread(**row["spread"]), row["as_run"]
+    seeds, prompts = as_run["seeds"], as_run["prompts"]
+    truth, scaled = least_favourable(effect, spread)
+    worst = upper_spread(scaled)
+    assert row["upper_bound"]["least_favourable"]["sd"] == pytest.approx(worst.sd)
+    assert as_run["power_least_favourable_upper"] == pytest.approx(power_as_run(truth, worst, seeds, prompts))
+    rng = np.random.default_rng(3)
+    holds, fails = simulated_verdicts(truth, worst, seeds, prompts, 40_000, rng)
+    assert as_run["power_least_favourable_upper"] == pytest.approx(holds if side(truth, spread) == "holds" else fails,
+                                                                   abs=0.008)
+    edge = as_run["edge"]
+    assert edge == pytest.approx(edge_verdicts(row["design"]["truth"], spread, seeds, prompts))
+    edge_holds, edge_fails = simulated_verdicts(edge["truth"], spread, seeds, prompts, 40_000, rng)
+    assert (edge["holds"], edge["fails"]) == (pytest.approx(edge_holds, abs=0.003),
+                                              pytest.approx(edge_fails, abs=0.003))
 
 
 UNPOWERED = {"same Newton count at κ = 100 and κ = 1"}  # no design within power.MAX_SEEDS at its least favourable truth

@@ -11,8 +11,11 @@ Batched groups are a family of their own ("gpt2 batched", ``packing_family``): a
 not theirs (a batched step is one launch stream of G members' work), so they run one at a time until ``gpu-pack``
 measures batched groups.
 
+A day's design is one that packs into ``PACKED_DAY_S``, 20 hours: the card's 24 less ``MARGIN_S``, 4 hours kept for
+start-up, the captures, the CPU jobs' tail and a retry. Every verdict against "a day" reads these 20 hours.
+
 The card's peak is a floor no packing or faster loop goes below: the tier's FLOPs at ``cluster.CARD_PEAK_FLOPS``
-for each job's arithmetic. A day shorter than that floor "cannot fit at any rate".
+for each job's arithmetic. Where that floor alone passes the 20 hours, the tier "cannot fit at any rate".
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from typing import Any
 from iclab.compute import cluster
 
 DEVICE_MEMORY_MB = 80_000  # one 80 GB card (H100, A100 80 GB)
-DAY_S = 24 * 3600.0
+DAY_S = 24 * 3600.0  # the card for a day
+MARGIN_S = 4 * 3600.0  # kept for start-up, the captures, the CPU jobs' tail and a retry
+PACKED_DAY_S = DAY_S - MARGIN_S  # what a day's design may pack: 20 hours
 
 
 @dataclass(frozen=True)
@@ -125,12 +130,13 @@ def floor_seconds(groups: list[list[dict[str, Any]]]) -> float:
     return total
 
 
-def day_verdict(packed_s: float, floor_s: float, day_s: float = DAY_S) -> str:
-    """Whether the packed GPU jobs fit in ``day_s``: "cannot fit at any rate" where the peak's floor alone passes it,
-    else within the day, or the speed-up their steps would need."""
+def day_verdict(packed_s: float, floor_s: float, day_s: float = PACKED_DAY_S) -> str:
+    """Whether the packed GPU jobs fit in ``day_s`` (a day's 20 packed hours): "cannot fit at any rate" where the
+    peak's floor alone passes it, else within it, or the speed-up their steps would need."""
     if floor_s > day_s:
-        return (f"cannot fit at any rate: their FLOPs alone take {floor_s / 3600:,.1f} h at the card's peak")
+        return (f"cannot fit at any rate: their FLOPs alone take {floor_s / 3600:,.1f} h at the card's peak, "
+                f"a day's design {day_s / 3600:g}")
     if packed_s <= day_s:
-        return f"fits: {packed_s / 3600:,.1f} h of {day_s / 3600:g}"
+        return f"fits: {packed_s / 3600:,.1f} h of a day's {day_s / 3600:g}"
     return (f"{packed_s / day_s:.2g}× over: their steps would have to run {packed_s / day_s:.2g}× faster "
             f"(the card's peak allows up to {packed_s / floor_s:,.0f}×)")

@@ -42,7 +42,8 @@ GENERATORS: dict[str, Callable[[str, Path], str]] = {  # a block's name → what
     "quote": docgallery.quote_value, "quotes": docgallery.quotes_table, "value": docrecords.measured_value,
     "run": docrecords.run_value, "record": docrecords.benchmark_value, "count": docrecords.counted,
     "cost": docrecords.cost_value, "table": docrecords.table_value, "power-table": docrecords.power_table,
-    "powered": docrecords.powered, "mutation-scores": docrecords.mutation_scores}
+    "power-bound-table": docrecords.power_bound_table, "powered": docrecords.powered,
+    "mutation-scores": docrecords.mutation_scores}
 
 
 def render(text: str, root: Path) -> str:

@@ -1,9 +1,9 @@
 """Blocks of the docs read from measurement and benchmark records (``iclab.publish.docblocks`` registers them):
 ``docs/measurements.yaml`` (``value``), ``benchmarks/results/runs/*.json`` (``run``), and what the benchmarks and the
 cost and GPU stages wrote under ``benchmarks/results``: JSON records (``record``), cost tables (``cost`` sums the CSV,
-``table`` reads a cell of the markdown), ``gpu_node_power.json`` (``power-table``, ``powered``) and
-``mutation/*.json`` (``mutation-scores``). One field reader, ``select``, and one number writer, ``formatted``, serve
-them all.
+``table`` reads a cell of the markdown), ``gpu_node_power.json`` (``power-table``, ``power-bound-table``,
+``powered``) and ``mutation/*.json`` (``mutation-scores``). One field reader, ``select``, and one number writer,
+``formatted``, serve them all.
 """
 
 from __future__ import annotations
@@ -252,6 +252,35 @@ def power_table(name: str, root: Path) -> str:
                                            if paper["prompts"] < ran["prompts"] else "")
         powers = [f"{p:.2f}" if p >= POWER else f"**{p:.2f}**" for p in (ran["power"], ran["power_least_favourable"])]
         row = [effect["effect"], effect["experiment"], truth, least, seeds, prompts, *powers]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def power_bound_table(name: str, root: Path) -> str:
+    """The same record's effects with each seed spread at its 80% upper confidence bound (``power.upper_spread``):
+    the degrees of freedom behind it and its factor over the estimate, the tier's power at the bound under each truth
+    (bold below ``claims.POWER``; "to refute" where that truth lies on the claim's failing side), P(holds) and
+    P(fails) at the region's edge (at the estimated spread), and the seeds a design at the bound needs under each
+    truth ("over N" past ``power.MAX_SEEDS``)."""
+    power = json.loads(record_file(name, root, f"power-bound-table {name}").read_text())
+    lines = ["| effect | spread's degrees of freedom | its bound, × the estimate | power at the bound, paper's size "
+             "| power at the bound, least favourable | at the edge: P(holds), P(fails) | seeds a design at the bound "
+             "needs (paper's size; least favourable) |", "|---|---|---|---|---|---|---|"]
+    for effect in power["effects"]:
+        bound, ran = effect["upper_bound"], effect["as_run"]
+
+        def shown(power: float, side: str) -> str:
+            text = f"{power:.2f}" if power >= POWER else f"**{power:.2f}**"
+            return text + (" (to refute)" if side == "fails" else "")
+
+        def seeds(design: dict) -> str:
+            return f"{design['seeds']}" if not design["reason"] else design["reason"]
+
+        row = [effect["effect"], f"{bound['dof']}", f"{bound['sd'] / effect['spread']['sd']:.2f}×",
+               shown(ran["power_upper"], ran["side"]),
+               shown(ran["power_least_favourable_upper"], ran["side_least_favourable"]),
+               f"{ran['edge']['holds']:.3f}, {ran['edge']['fails']:.3f}",
+               f"{seeds(bound['design'])}; {seeds(bound['least_favourable']['design'])}"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,12 @@ effect with the seed spread and prompt s.e. scaled by |paper's effect| / |CPU es
 equivalence at the CPU estimate wherever it lies nearer the region's edge than the paper's value. No paper here
 states the spread of its effect, so every ordering row takes the CPU ratio.
 
+``upper_spread``: the seed spread at its 80% upper confidence bound (issue 101). The spreads measured at CPU size come
+from two or three seeds, one or two degrees of freedom, so the estimate may be far below the truth; a tier designed at
+the bound (2.12× the estimate at two degrees of freedom, 3.95× at one) keeps its power unless the spread is larger
+still. ``edge_verdicts``: at the region's edge no design decides; there "holds" and "fails" are each about the
+look's error rate.
+
 ``design``: the prompts first, as the smallest power-of-two multiple of the measured run's whose Monte-Carlo part of
 the interval (``claims.monte_carlo_reach``: its quantile widened by the power's) takes at most half the distance from
 the truth to the region's edge; then the seeds, the fewest that decide with ``POWER`` given that s.e.
@@ -28,13 +34,15 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from iclab.stats.claims import (
-    LOOK_LEVELS, decision_probability, deciding_seeds, distance_to_decide, monte_carlo_reach, region
+    LOOK_LEVELS, decision_probability, deciding_seeds, distance_to_decide, monte_carlo_reach, region,
+    verdict_probabilities
 )
 
 LEVEL = LOOK_LEVELS[0]  # a tier's own run decides at look 1's level
 MAX_SEEDS = 20  # beyond this an effect does not fit one GPU node (each GPT-2 seed is GPU-hours)
 MAX_PROMPT_FACTOR = 1024  # beyond this the evaluation set outgrows one node's memory
 MC_SHARE = 0.5  # the Monte-Carlo part may take at most this share of the distance to the region's edge
+SPREAD_CONFIDENCE = 0.8  # a tier is designed at its seed spread's upper confidence bound at this level (issue 101)
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,45 @@ def least_favourable(effect: Effect, spread: Spread) -> tuple[float, Spread]:
     scale = abs(paper / spread.estimate)
     scaled = replace(spread, sd=spread.sd * scale, mc_se=spread.mc_se * scale)
     return spread.estimate * scale, scaled
+
+
+def upper_spread(spread: Spread, confidence: float = SPREAD_CONFIDENCE) -> Spread:
+    """``spread`` with its seed spread at its one-sided ``confidence`` upper confidence bound, sd·√(ν ÷ χ²_ν(1 −
+    confidence)), ν = seeds − 1 the degrees of freedom of the seeds' sample standard deviation (the χ² interval of a
+    normal sample's σ: (ν s² / σ²) ~ χ²_ν). The prompts' s.e. stays: its degrees of freedom are the prompts'."""
+    from scipy import special
+
+    dof = spread.seeds - 1
+    if dof < 1:
+        raise ValueError(f"a spread of {spread.seeds} seed(s) has no degrees of freedom: its bound needs two seeds")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence {confidence!r}: allowed strictly between 0 and 1")
+    lower_quantile = special.chdtri(dof, confidence)  # χ²_ν's (1 − confidence) quantile (chdtri takes the upper tail)
+    return replace(spread, sd=spread.sd * math.sqrt(dof / lower_quantile))
+
+
+def side(truth: float, spread: Spread) -> str:
+    """The verdict a decision at ``truth`` would be: "holds" inside the claim's region, else "fails" (a design there
+    has power to refute the claim, and P(holds) is about 0)."""
+    start, end, _, _ = region(spread.relation, spread.margin)
+    return "holds" if start <= truth <= end else "fails"
+
+
+def region_edge(truth: float, spread: Spread) -> float:
+    """The end of the claim's region nearest ``truth``: where no design decides."""
+    start, end, _, _ = region(spread.relation, spread.margin)
+    return min((edge for edge in (start, end) if math.isfinite(edge)), key=lambda edge: abs(edge - truth))
+
+
+def edge_verdicts(truth: float, spread: Spread, seeds: int, prompts: int, level: float = LEVEL) -> dict[str, float]:
+    """P("holds") and P("fails") with ``seeds`` seeds at ``prompts`` prompts when the truth sits on the region's edge
+    nearest ``truth`` (``region_edge``), by the quadrature of ``claims.verdict_probabilities``."""
+    start, end, _, _ = region(spread.relation, spread.margin)
+    edge = region_edge(truth, spread)
+    mc_se = spread.mc_se * math.sqrt(spread.prompts / prompts)
+    holds, below, above = verdict_probabilities(seeds, np.array([edge]), np.array([spread.sd]), np.array([mc_se]),
+                                                start, end, level)
+    return {"truth": edge, "holds": float(holds[0]), "fails": float(below[0] + above[0])}
 
 
 @dataclass(frozen=True)
