@@ -433,6 +433,50 @@ def test_a_group_is_timed_only_by_a_row_of_its_size(tmp_path: Path):
     assert cluster.GpuRates.read(path).shapes == {key: 0.034}
 
 
+def test_a_captured_steps_gpu_time_by_hand(tmp_path: Path):
+    """``train.capture`` (issue 101's estimate): single_index's shape alone timed at 0.034 s and 1,441 kernels a step
+    (the H100's count). Captured alone, conservative: max(1,441 × 3 µs = 4.323 ms, the device's 22.347 ms) = 22.347
+    ms (eager: 34). A captured group of 2: max(2.0 × 4.323 = 8.646 ms, 2 × 22.347 = 44.69 ms) = 44.69 (eager: the host's
+    2 × 34 = 68). At 20,000 kernels the kernels bind: alone 60 ms conservative, 50 ms central (2.5 µs; its device
+    9.688 + 2.164 = 11.85 ms); 1,000 steps alone 300 + 60 = 360 s. A shape whose kernels no row counted keeps the
+    eager step (0.034 s), and its basis says so."""
+    key = cluster.step_key(batched_single_index(1)[0])
+    flops = cluster.model_size(batched_single_index(1)[0]).flops_per_step
+    base = {"card": "H100", "key": key, "family": "gpt2", "precision": "bfloat16", "tf32": "false",
+            "compile": "false", "cuda_graphs": "false", "loop": "new", "flops_per_step": flops,
+            "seconds_per_step": 0.034}
+
+    def rates_with(kernels: float | None) -> cluster.GpuRates:
+        path = tmp_path / f"rates_{kernels}.csv"
+        pd.DataFrame([base | ({} if kernels is None else {"kernels_per_step": kernels})]).to_csv(path, index=False)
+        return cluster.GpuRates.read(path)
+
+    def captured(jobs: list[dict]) -> list[dict]:
+        return [job | {"train": job["train"] | {"capture": True}} for job in jobs]
+
+    conservative, central, _ = cluster.BATCHED_SCENARIOS
+    counted, many, uncounted = rates_with(1441), rates_with(20_000), rates_with(None)
+    member = 2_395_342_503_936 / (0.12 * 989e12) + (2 * 3_435_921_408 + 40 * 9_437_184) / 3.35e12  # 22.347 ms
+    alone = [job | {"train": job["train"] | {"batched": False, "steps": 1000}} for job in batched_single_index(1)]
+    assert cluster.captured_step_seconds(captured(alone)[0], conservative, counted) == pytest.approx(member, rel=1e-9)
+    assert cluster.estimated_seconds(alone[0], "gpu", counted) == pytest.approx(300 + 1000 * 0.034)
+    assert cluster.group_step_seconds(captured(batched_single_index(2)), counted) == pytest.approx(2 * member,
+                                                                                                   rel=1e-9)
+    assert cluster.group_step_seconds(batched_single_index(2), counted) == pytest.approx(2 * 0.034)
+    assert cluster.captured_step_seconds(captured(alone)[0], conservative, many) == pytest.approx(0.060)
+    assert cluster.captured_step_seconds(captured(alone)[0], central, many) == pytest.approx(0.050)
+    assert cluster.estimated_seconds(captured(alone)[0], "gpu", many) == pytest.approx(360.0)
+    assert cluster.group_seconds(captured(alone), rates=many, scenario=central) == pytest.approx(350.0)
+    assert cluster.captured_step_seconds(captured(alone)[0], conservative, uncounted) is None
+    assert cluster.estimated_seconds(captured(alone)[0], "gpu", uncounted) == pytest.approx(300 + 1000 * 0.034)
+    assert cluster.gpu_basis(captured(alone)[0], counted) == (
+        "captured: its kernels counted on H100, a scenario's time a kernel and peak shares")
+    assert cluster.gpu_basis(captured(alone)[0], uncounted) == (
+        "measured on H100; captured, its kernels not counted: the eager step")
+    assert cluster.group_gpu_basis(captured(batched_single_index(2)), counted) == (
+        "batched and captured: estimated from one member's kernels (counted on H100) and peak shares")
+
+
 def test_a_batched_group_on_a_cpu_counts_its_members_by_hand():
     """On a CPU (no GPU allowed) single_index's member steps in 5 ms + 394,752 token-layers × 6 µs + 2.3953e12 FLOPs
     / 4e10 = 62.2571 s. A batched group of 4 counts its members one after another: 300 + 4 × 1,000 × 62.2571 =

@@ -172,13 +172,14 @@ def test_a_captured_step_syncs_nothing_and_keeps_one_shape_across_the_curriculum
     torch.manual_seed(0)
     model = build_model(model_spec, task.d)
     step = CapturedStep(Alone(model), make_optimizer(cfg, model.parameters()), cfg,
-                        lambda m, x, y, read: masked_prompt_loss(m, x, y, cfg.loss_positions, read), torch.device("cpu"))
+                        lambda m, x, y, read: masked_prompt_loss(m, x, y, cfg.loss_positions, read), torch.device("cpu"),
+                        record_steps=1)
     shapes, names = set(), OpNames()
     with names:
         for number in range(4):
             batch = batch_at(cfg, task, 0, number, None)
             shapes.add((batch.xs.shape, batch.ys.shape))
-            step(torch.from_numpy(batch.xs), torch.from_numpy(batch.ys), loss_points(cfg, task, number, None), cfg.lr)
+            step(torch.from_numpy(batch.xs), torch.from_numpy(batch.ys), loss_points(cfg, task, number, None))
     assert shapes == {((4, 9, 3), (4, 9))} and [loss_points(cfg, task, n, None) for n in range(4)] == [3, 3, 5, 5]
     assert names.names & HOST_SYNCS == set()
 

@@ -452,6 +452,17 @@ def test_a_captured_steps_cpu_form_trains_as_padding_to_the_full_length_bit_for_
             replace(captured.train, **bad)
 
 
+def test_a_captured_step_in_bfloat16_trains_as_padding_to_the_full_length_bit_for_bit():
+    """Under bf16 autocast (its weight-cast cache off in the captured step, on in the loop's) the captured step's
+    CPU form still trains to ``pad_points``' weights bit for bit: the same casts, the same kernels."""
+    padded, captured = (curriculum_job(SEQUENCE_MODELS["gpt2"], "all", schedule="constant", precision="bfloat16", **kw)
+                        for kw in ({"pad_points": TASK.n_points}, {"capture": True}))
+    (padded_model, padded_losses, _), (captured_model, _, _) = train(padded), train(captured)
+    assert padded_losses[0] != padded_losses[-1]
+    for (key, mine), (_, theirs) in zip(captured_model.state_dict().items(), padded_model.state_dict().items()):
+        assert torch.equal(mine, theirs), key
+
+
 def test_a_capture_that_fails_leaves_the_step_eager_and_says_why(monkeypatch, caplog):
     """Where torch cannot capture the step (here a stand-in for ``torch.cuda.graph`` that raises, as cuDNN's LSTM
     might), the step keeps no graph, is never captured again, and the log and ``fallback`` name the reason."""
@@ -470,11 +481,71 @@ def test_a_capture_that_fails_leaves_the_step_eager_and_says_why(monkeypatch, ca
     job = curriculum_job(SEQUENCE_MODELS["lstm"], "all", schedule="constant", capture=True)
     model = build_model(job.model, TASK.d)
     step = capture.CapturedStep(Alone(model), make_optimizer(job.train, model.parameters()), job.train,
-                                lambda m, x, y, read: masked_prompt_loss(m, x, y, "all", read), torch.device("cpu"))
+                                lambda m, x, y, read: masked_prompt_loss(m, x, y, "all", read), torch.device("cpu"),
+                                record_steps=1)
     step.capture()
     assert step.graph is None and step.fallback == (
         "eager: the capture failed (operation not permitted when stream is capturing)")
     assert "train.capture: eager: the capture failed" in caplog.text
+
+
+def test_on_cuda_the_step_runs_its_warm_up_eagerly_then_captures_once_and_replays(monkeypatch):
+    """The CUDA schedule, driven on the CPU by stand-ins for torch.cuda's streams and graphs: the first WARMUP (3)
+    steps run eagerly on a side stream, the fourth captures the step once and replays it, every later one replays;
+    each step's losses go into the next row of the record (two rows: the third step's row is the first's again);
+    autocast's weight-cast cache is off in every step (a capture must not keep casts made outside it). A schedule
+    that moves the learning rate is refused (the graph holds the optimizer's one)."""
+    from contextlib import contextmanager, nullcontext
+    from dataclasses import replace
+
+    from iclab.fit import capture
+    from iclab.fit.sgd import Alone, batch_at, make_optimizer, masked_prompt_loss
+
+    events = []
+
+    class Stream:
+        def __init__(self, device=None):
+            events.append("side")
+
+        def wait_stream(self, other):
+            pass
+
+    class Graph:
+        def replay(self):
+            events.append("replay")
+
+    @contextmanager
+    def recording(graph):
+        events.append("capture")
+        yield
+
+    monkeypatch.setattr(capture.torch.cuda, "Stream", Stream)
+    monkeypatch.setattr(capture.torch.cuda, "current_stream", lambda device=None: Stream.__new__(Stream))
+    monkeypatch.setattr(capture.torch.cuda, "stream", lambda side: nullcontext())
+    monkeypatch.setattr(capture.torch.cuda, "CUDAGraph", Graph)
+    monkeypatch.setattr(capture.torch.cuda, "graph", recording)
+    caches, autocast = [], torch.autocast
+    monkeypatch.setattr(capture.torch, "autocast", lambda *a, **kw: caches.append(kw["cache_enabled"]) or autocast(
+        *a, **kw))
+    job = curriculum_job(SEQUENCE_MODELS["lstm"], "all", schedule="constant", capture=True)
+    model = build_model(job.model, TASK.d)
+    loss = lambda m, x, y, read: masked_prompt_loss(m, x, y, "all", read)  # noqa: E731
+    step = capture.CapturedStep(Alone(model), make_optimizer(job.train, model.parameters()), job.train, loss,
+                                torch.device("cpu"), record_steps=2)
+    assert step.graphs is False and capture.graphs_on(torch.device("cuda")) and not capture.graphs_on(
+        torch.device("meta"))
+    step.graphs = True  # as on CUDA
+    batch = batch_at(job.train, TASK, 0, 0, None)
+    xs, ys = torch.from_numpy(batch.xs).float(), torch.from_numpy(batch.ys).float()  # (32, 9, 3), (32, 9)
+    rows = [step(xs, ys, 5) for _ in range(6)]
+    assert events == ["side"] * 3 + ["capture"] + ["replay"] * 3
+    assert step.eager_steps == capture.WARMUP == 3 and step.fallback is None
+    assert [row.data_ptr() for row in rows] == [step.record[i % 2].data_ptr() for i in range(6)]
+    assert caches == [False] * 4  # three eager steps and the capture
+    cosine = replace(job.train, capture=False, schedule="cosine")
+    with pytest.raises(ValueError, match="train.capture with train.schedule 'cosine'"):
+        capture.CapturedStep(Alone(model), make_optimizer(cosine, model.parameters()), cosine, loss,
+                             torch.device("cpu"), record_steps=2)
 
 
 def test_cuda_graphs_ask_inductor_for_them_and_need_compile(monkeypatch):

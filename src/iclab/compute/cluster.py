@@ -86,27 +86,30 @@ PARAMETER_STEP_BYTES = 40
 
 @dataclass(frozen=True)
 class Scenario:
-    """How fast a batched group's step may run on a card: its launches over one model's (``kernel_ratio``) and the
-    device's share of ``CARD_PEAK_FLOPS`` at each arithmetic (``efficiency``), with where they come from."""
+    """How fast a batched group's or a captured step may run on a card: a group's launches over one model's
+    (``kernel_ratio``), the device's share of ``CARD_PEAK_FLOPS`` at each arithmetic (``efficiency``), and a kernel's
+    time in a replayed CUDA graph (``kernel_s``: a captured step, ``train.capture``), with where they come from."""
 
     name: str
     kernel_ratio: float
     efficiency: dict[str, float]
+    kernel_s: float
     source: str
 
 
 BATCHED_SCENARIOS = (
-    Scenario("conservative", 2.0, {"bfloat16": 0.12, "tf32": 0.12, "float32": 0.125},
+    Scenario("conservative", 2.0, {"bfloat16": 0.12, "tf32": 0.12, "float32": 0.125}, 3e-6,
              "measured: launches twice one model's (batched_ops.json's 923/536 = 1.72, rounded up: SDPA's batching "
              "on CUDA not yet counted); bf16 and TF32 12% of the peak, the H200's kernels at single_index's shape "
              "(2.395e12 FLOPs in 20.1 ms, gpu_defects_nvidia_h200.json); float32 12.5%, the least the H200's "
-             "probe_layers step allows (3.02e11 FLOPs in a 36 ms step)"),
-    Scenario("central", 1.72, {"bfloat16": 0.25, "tf32": 0.25, "float32": 0.60},
-             "assumption: launches 1.72× one model's (measured on the CPU); shares of the peak issue 101's central "
-             "estimate, not measured"),
-    Scenario("optimistic", 1.72, {"bfloat16": 0.40, "tf32": 0.40, "float32": 0.80},
-             "assumption: as central, at issue 101's optimistic shares of the peak; eager launches (a captured step, "
-             "issue 100, is not counted), not measured"),
+             "probe_layers step allows (3.02e11 FLOPs in a 36 ms step); a captured kernel 3 µs (issue 101's "
+             "estimate, not measured)"),
+    Scenario("central", 1.72, {"bfloat16": 0.25, "tf32": 0.25, "float32": 0.60}, 2.5e-6,
+             "assumption: launches 1.72× one model's (measured on the CPU); shares of the peak and a captured "
+             "kernel's 2.5 µs issue 101's central estimate, not measured"),
+    Scenario("optimistic", 1.72, {"bfloat16": 0.40, "tf32": 0.40, "float32": 0.80}, 2e-6,
+             "assumption: as central, at issue 101's optimistic shares of the peak and 2 µs a captured kernel, not "
+             "measured"),
 )
 CONSERVATIVE = BATCHED_SCENARIOS[0]  # what a SLURM request asks for
 # The two-stage fit's stage 1, per point and neuron beyond its 6·d multiply-adds: the activation, its derivative
@@ -342,6 +345,7 @@ class GpuRates:
     shapes: dict[str, float] = field(default_factory=dict)  # step_key → seconds a step measured
     memory_mb: dict[str, float] = field(default_factory=dict)  # step_key → peak allocated MB measured
     groups: dict[tuple[str, int], float] = field(default_factory=dict)  # (step_key, G ≥ 2) → seconds a group step
+    kernels: dict[str, float] = field(default_factory=dict)  # step_key → kernels a step launched (the profiled rows)
 
     @classmethod
     def read(cls, path: Path) -> GpuRates:
@@ -355,7 +359,7 @@ class GpuRates:
             raise UsageError(f"GPU rates file {path}: {'no rows' if not rows else f'no columns {missing}'}; "
                              f"a file of `python -m iclab gpu-check` has the columns {', '.join(RATE_COLUMNS)}")
         points: dict[str, list[tuple[float, float]]] = {}
-        shapes, memory, groups = {}, {}, {}
+        shapes, memory, groups, kernels = {}, {}, {}, {}
         for row in rows:
             if row["loop"] != "new" or row.get("error") or not row["seconds_per_step"]:
                 continue
@@ -369,8 +373,10 @@ class GpuRates:
             shapes[row["key"]] = float(row["seconds_per_step"])
             if math.isfinite(float(row.get("peak_memory_mb") or "nan")):
                 memory[row["key"]] = float(row["peak_memory_mb"])
+            if math.isfinite(float(row.get("kernels_per_step") or "nan")):
+                kernels[row["key"]] = float(row["kernels_per_step"])
         return cls(card=rows[0]["card"], fits={key: fit_step_time(pairs) for key, pairs in points.items()},
-                   shapes=shapes, memory_mb=memory, groups=groups)
+                   shapes=shapes, memory_mb=memory, groups=groups, kernels=kernels)
 
     def fit_of(self, job: dict[str, Any]) -> tuple[float, float] | None:
         """(overhead, seconds per FLOP) fitted for ``job``'s family and numerics, None where they were not measured."""
@@ -409,19 +415,48 @@ def fit_step_time(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 
 def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
     """Where a GPU estimate of ``job`` comes from: "measured on <card>" (its shape), "fitted on <card>" (its family's
-    fit) or "estimated (anchors)" (``gpu_step_seconds``)."""
-    basis = rates.basis(job) if rates is not None else None
-    return basis or "estimated (anchors)"
+    fit) or "estimated (anchors)" (``gpu_step_seconds``); a captured step's, "captured: its kernels counted on
+    <card>, a scenario's time a kernel and peak shares", or where no row counted them, the eager step's basis."""
+    if captured(job) and captured_kernels(job, rates) is not None:
+        return f"captured: its kernels counted on {rates.card}, a scenario's time a kernel and peak shares"
+    basis = (rates.basis(job) if rates is not None else None) or "estimated (anchors)"
+    return basis + ("; captured, its kernels not counted: the eager step" if captured(job) else "")
 
 
-def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = None) -> float:
+def captured(job: dict[str, Any]) -> bool:
+    """Whether ``job`` trains with ``train.capture``: its whole step one CUDA graph, replayed with one launch."""
+    return job["train"].get("capture", False)
+
+
+def captured_kernels(job: dict[str, Any], rates: GpuRates | None) -> float | None:
+    """The kernels one step of ``job``'s shape launches, where a rates row profiled it (``kernels_per_step``)."""
+    return None if rates is None else rates.kernels.get(step_key(job))
+
+
+def captured_step_seconds(job: dict[str, Any], scenario: Scenario, rates: GpuRates | None) -> float | None:
+    """A captured step of one model under ``scenario``: the longer of its kernels run back to back from the graph
+    (``kernel_s`` each: the host launches once) and the device's time at the scenario's share of the peak
+    (``gpu_device_seconds``); None where no rates row counted its kernels."""
+    kernels = captured_kernels(job, rates)
+    if kernels is None:
+        return None
+    device_s = gpu_device_seconds(job, model_size(job), scenario.efficiency[arithmetic(job)])
+    return max(kernels * scenario.kernel_s, device_s)
+
+
+def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = None,
+                      scenario: Scenario | None = None) -> float:
     """Estimated wall-clock seconds of the training job on device ``on`` ("cpu" or "gpu"), before SAFETY: on a GPU
-    from ``rates`` where they cover the job's family and numerics, else ``gpu_step_seconds``."""
+    a captured step's under ``scenario`` (default the conservative one) where its kernels were counted
+    (``captured_step_seconds``), else from ``rates`` where they cover the job's family and numerics, else
+    ``gpu_step_seconds``."""
     size = model_size(job)
     if on == "cpu":
         return START_UP_S + size.steps * cpu_step_seconds(job, size)
-    measured = rates.step_seconds(job, size.flops_per_step) if rates is not None else None
-    return START_UP_S + size.steps * (gpu_step_seconds(job, size) if measured is None else measured)
+    step = captured_step_seconds(job, scenario or CONSERVATIVE, rates) if captured(job) else None
+    if step is None:
+        step = rates.step_seconds(job, size.flops_per_step) if rates is not None else None
+    return START_UP_S + size.steps * (gpu_step_seconds(job, size) if step is None else step)
 
 
 def cpu_step_seconds(job: dict[str, Any], size: Size) -> float:
@@ -518,7 +553,7 @@ def group_seconds(jobs: list[dict[str, Any]], gpus_allowed: bool = True, rates: 
     if batched(jobs) and on == "gpu":
         return START_UP_S + model_size(jobs[0]).steps * group_step_seconds(jobs, rates, scenario)
     copies = trained_members(jobs) // len(jobs)  # a batched group of one: twice its model's work
-    return START_UP_S + copies * sum(estimated_seconds(job, on, rates) - START_UP_S for job in jobs)
+    return START_UP_S + copies * sum(estimated_seconds(job, on, rates, scenario) - START_UP_S for job in jobs)
 
 
 def group_step_seconds(jobs: list[dict[str, Any]], rates: GpuRates | None = None,
@@ -532,11 +567,16 @@ def group_step_seconds(jobs: list[dict[str, Any]], rates: GpuRates | None = None
 def batched_step_seconds(jobs: list[dict[str, Any]], scenario: Scenario, rates: GpuRates | None = None) -> float:
     """A batched group's GPU step under ``scenario``, the longer of the host's and the device's time (one stream,
     no sync): the host launches ``kernel_ratio`` times one member's step alone (its row in ``rates``, its family's
-    fit, else the anchors: launch-bound steps), and the device runs the G trained members' FLOPs at the scenario's
-    share of the peak and moves their bytes (``gpu_device_seconds``' count) at ``CARD_BANDWIDTH``."""
+    fit, else the anchors: launch-bound steps), or, captured, its ``kernel_ratio`` × a member's kernels run back to
+    back at ``kernel_s`` each (where a row counted them); the device runs the G trained members' FLOPs at the
+    scenario's share of the peak and moves their bytes (``gpu_device_seconds``' count) at ``CARD_BANDWIDTH``."""
     job, size = jobs[0], model_size(jobs[0])
-    alone = None if rates is None else rates.step_seconds(job, size.flops_per_step)
-    host = scenario.kernel_ratio * (gpu_step_seconds(job, size) if alone is None else alone)
+    kernels = captured_kernels(job, rates) if captured(job) else None
+    if kernels is not None:
+        host = scenario.kernel_ratio * kernels * scenario.kernel_s
+    else:
+        alone = None if rates is None else rates.step_seconds(job, size.flops_per_step)
+        host = scenario.kernel_ratio * (gpu_step_seconds(job, size) if alone is None else alone)
     member = gpu_device_seconds(job, size, scenario.efficiency[arithmetic(job)])
     return max(host, trained_members(jobs) * member)
 
@@ -549,6 +589,8 @@ def group_gpu_basis(jobs: list[dict[str, Any]], rates: GpuRates | None) -> str:
         return gpu_basis(jobs[0], rates)
     if rates is not None and rates.group_step_seconds(jobs[0], members) is not None:
         return f"batched: measured on {rates.card} at G = {members}"
+    if captured(jobs[0]) and captured_kernels(jobs[0], rates) is not None:
+        return f"batched and captured: estimated from one member's kernels (counted on {rates.card}) and peak shares"
     return f"batched: estimated from one member's step ({gpu_basis(jobs[0], rates)}) and peak shares"
 
 

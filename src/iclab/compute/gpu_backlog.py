@@ -210,7 +210,7 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
             if step_of is None:
                 learner_step(learner, optimizer, cfg, xy, points, cfg.lr)
             else:
-                step_of(*xy, points, cfg.lr)
+                step_of(*xy, points)
         synchronize(device)
     fallback = None if step_of is None else step_of.fallback
     return learner.module, (time.perf_counter() - started) / steps, (started_at, time.time()), fallback

@@ -26,41 +26,43 @@ log = logging.getLogger("iclab.fit.capture")
 WARMUP = 3  # eager steps before the capture (CUDA): the allocator and cuBLAS's workspaces settle
 
 
+def graphs_on(device: torch.device) -> bool:
+    """Whether a captured step on ``device`` is captured and replayed as a CUDA graph (CUDA), or runs eagerly."""
+    return device.type == "cuda"
+
+
 class CapturedStep:
     """One gradient step of ``learner`` (``sgd.Alone`` or a group's ``Batched``) on static buffers:
-    ``step(xs, ys, points, lr)`` copies the prompts xs (B, K, d), ys (B, K) (a group's (G, B, K, d), (G, B, K)) in,
-    sets the read length ``points`` and runs the step, eagerly or as the captured graph, and returns each model's
-    loss (G,): a row of a device buffer of ``record_steps`` rows, written in turn (the loop reads its losses at
-    least every ``progress.log_every`` steps, so no row is overwritten before it is read, and no tensor is
-    allocated a step). ``lr`` must be the same every step on CUDA (a constant schedule: the graph holds it), where a
-    changed one raises."""
+    ``step(xs, ys, points)`` copies the prompts xs (B, K, d), ys (B, K) (a group's (G, B, K, d), (G, B, K)) in, sets
+    the read length ``points`` and runs the step, eagerly or as the captured graph, and returns each model's loss
+    (G,): a row of a device buffer of ``record_steps`` rows, written in turn (the loop reads its losses at least every
+    ``progress.log_every`` steps, so no row is overwritten before it is read, and no tensor is allocated a step). The
+    learning rate is the optimizer's own, ``cfg.lr``, every step: a captured step needs a constant schedule
+    (refused otherwise), and the graph holds it."""
 
     def __init__(self, learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
                  loss: Callable[[torch.nn.Module, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
-                 device: torch.device, record_steps: int = 1):
+                 device: torch.device, *, record_steps: int):
+        if cfg.schedule != "constant":
+            raise ValueError(f"train.capture with train.schedule {cfg.schedule!r}: a captured step holds one "
+                             "learning rate (allowed: constant)")
         self.learner, self.optimizer, self.cfg, self.loss, self.device = learner, optimizer, cfg, loss, device
         self.record_steps, self.record, self.calls = record_steps, None, 0
         self.xs = self.ys = None
         self.points = torch.zeros((), dtype=torch.long, device=device)
         self.losses: torch.Tensor | None = None
         self.graph: torch.cuda.CUDAGraph | None = None
-        self.eager_steps, self.lr = 0, None
+        self.eager_steps = 0
+        self.graphs = graphs_on(device)  # captured and replayed; else every step eager
         self.fallback: str | None = None  # why the step runs eagerly on CUDA, where a capture failed
 
-    def __call__(self, xs: torch.Tensor, ys: torch.Tensor, points: int, lr: float) -> torch.Tensor:
+    def __call__(self, xs: torch.Tensor, ys: torch.Tensor, points: int) -> torch.Tensor:
         if self.xs is None:
             self.xs, self.ys = torch.empty_like(xs), torch.empty_like(ys)
         self.xs.copy_(xs)
         self.ys.copy_(ys)
         self.points.fill_(points)
-        if self.lr is None:
-            self.set_lr(lr)
-        elif lr != self.lr:
-            if self.device.type == "cuda":
-                raise ValueError(f"train.capture: the learning rate changed ({self.lr} → {lr}); a captured step "
-                                 "holds one (train.schedule: constant)")
-            self.set_lr(lr)
-        if self.device.type != "cuda":
+        if not self.graphs:
             return self.recorded(self.run())
         if self.graph is None and self.fallback is None and self.eager_steps >= WARMUP:
             self.capture()
@@ -78,11 +80,6 @@ class CapturedStep:
         row.copy_(losses.detach())
         self.calls += 1
         return row
-
-    def set_lr(self, lr: float) -> None:
-        self.lr = lr
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
 
     def run(self) -> torch.Tensor:
         """The step itself: each model's masked loss (G,), the backward pass of their sum into gradients that stay
@@ -118,7 +115,7 @@ class CapturedStep:
             with torch.cuda.graph(graph):
                 self.losses = self.run()
         except RuntimeError as error:
-            self.fallback = f"eager: the capture failed ({str(error).splitlines()[0][:200]})"
+            self.fallback = f"eager: the capture failed ({str(error).splitlines()[0]})"
             log.warning("train.capture: %s", self.fallback)
             return
         self.graph = graph

@@ -268,7 +268,7 @@ def captured_step(learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig, d
     """``train.capture``'s step of ``learner``: ``capture.CapturedStep`` with the loss masked to each stage's points
     (``masked_prompt_loss`` at ``cfg.loss_positions``), its losses recorded in ``record_steps`` rows."""
     return CapturedStep(learner, optimizer, cfg, lambda model, xs, ys, read: masked_prompt_loss(
-        model, xs, ys, cfg.loss_positions, read), device, record_steps)
+        model, xs, ys, cfg.loss_positions, read), device, record_steps=record_steps)
 
 
 def check_loss(losses: np.ndarray, cfg: TrainConfig, step: int) -> None:
@@ -521,7 +521,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
             if captured is None:
                 losses_now = learner_step(learner, optimizer, cfg, (xs, ys), points, lr)  # (G,)
             else:
-                losses_now = captured(xs, ys, points, lr)  # (G,)
+                losses_now = captured(xs, ys, points)  # (G,): at cfg.lr, the constant schedule's
             reader.add(step, losses_now)
             checkpoint_due = checkpoint is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps
             if progress[0].due(step + 1) or checkpoint_due:
