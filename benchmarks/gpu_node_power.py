@@ -25,8 +25,9 @@ from pathlib import Path
 from iclab import experiments
 from iclab.config import load
 from iclab.store.cubes import read_cube
-from iclab.stats.power import (EFFECTS, LEVEL, MC_SHARE, SPREAD_CONFIDENCE, Spread, design, edge_verdicts,
-                               favourable_truth, least_favourable, power_as_run, side, upper_spread)
+from iclab.stats.power import (DAY_EXPERIMENTS, EFFECTS, LEVEL, MC_SHARE, SPREAD_CONFIDENCE, Spread, design,
+                               edge_verdicts, favourable_truth, least_favourable, power_as_run, side, tier_design,
+                               upper_spread)
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_node_power.json"
 TIER = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
@@ -54,31 +55,35 @@ def measured_spread(effect, cube_dirs: list[Path], config: dict) -> tuple[Spread
 
 
 def effect_row(effect, spread: Spread, measured_in: str, tier: dict) -> dict:
-    """One effect's spreads, both designs, and the power of the seeds and prompts ``tier`` runs under each truth
-    (module docstring); beside them, the same at the seed spread's 80% upper confidence bound (``upper_spread``),
-    which side of the claim each truth lies on, and the verdicts' probabilities at the region's edge."""
+    """One effect's spreads, both designs, the same at the seed spread's 80% upper confidence bound
+    (``upper_spread``) and the tier's (``tier_design``); for an effect of ``DAY_EXPERIMENTS``, the power of the seeds
+    and prompts ``tier`` runs under each truth and spread, which side of the claim each truth lies on, and the
+    verdicts' probabilities at the region's edge (``as_run``; None for the others, which run at CPU size there)."""
     favourable_at = favourable_truth(effect, spread)
     truth, scaled = least_favourable(effect, spread)
     upper, scaled_upper = upper_spread(spread), upper_spread(scaled)
+    row = {"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
+           "truth_source": effect.truth_source if effect.truth is not None
+           else effect.truth_source + "; the CPU estimate stands in",
+           "measured_in": measured_in, "spread": spread.__dict__, "design": design(favourable_at, spread).to_dict(),
+           "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()},
+           "upper_bound": {"confidence": SPREAD_CONFIDENCE, "dof": spread.seeds - 1, "sd": upper.sd,
+                           "design": design(favourable_at, upper).to_dict(),
+                           "least_favourable": {"sd": scaled_upper.sd,
+                                                "design": design(truth, scaled_upper).to_dict()}},
+           "tier_design": tier_design(effect, spread).to_dict(), "in_day": effect.experiment in DAY_EXPERIMENTS}
+    if not row["in_day"]:
+        return row | {"as_run": None}
     section = tier["experiments"][effect.experiment]
     seeds, prompts = len(section["seeds"]), section["eval_prompts"]
-    return {"effect": effect.name, "experiment": effect.experiment, "claim": effect.claim,
-            "truth_source": effect.truth_source if effect.truth is not None
-            else effect.truth_source + "; the CPU estimate stands in",
-            "measured_in": measured_in, "spread": spread.__dict__, "design": design(favourable_at, spread).to_dict(),
-            "least_favourable": {"sd": scaled.sd, "mc_se": scaled.mc_se, "design": design(truth, scaled).to_dict()},
-            "upper_bound": {"confidence": SPREAD_CONFIDENCE, "dof": spread.seeds - 1, "sd": upper.sd,
-                            "design": design(favourable_at, upper).to_dict(),
-                            "least_favourable": {"sd": scaled_upper.sd,
-                                                 "design": design(truth, scaled_upper).to_dict()}},
-            "as_run": {"seeds": seeds, "prompts": prompts,
-                       "side": side(favourable_at, spread), "side_least_favourable": side(truth, spread),
-                       "power": power_as_run(favourable_at, spread, seeds, prompts),
-                       "power_least_favourable": power_as_run(truth, scaled, seeds, prompts),
-                       "power_upper": power_as_run(favourable_at, upper, seeds, prompts),
-                       "power_least_favourable_upper": power_as_run(truth, scaled_upper, seeds, prompts),
-                       "edge": edge_verdicts(favourable_at, spread, seeds, prompts),
-                       "edge_upper": edge_verdicts(favourable_at, upper, seeds, prompts)}}
+    return row | {"as_run": {
+        "seeds": seeds, "prompts": prompts, "side": side(favourable_at, spread),
+        "side_least_favourable": side(truth, spread), "power": power_as_run(favourable_at, spread, seeds, prompts),
+        "power_least_favourable": power_as_run(truth, scaled, seeds, prompts),
+        "power_upper": power_as_run(favourable_at, upper, seeds, prompts),
+        "power_least_favourable_upper": power_as_run(truth, scaled_upper, seeds, prompts),
+        "edge": edge_verdicts(favourable_at, spread, seeds, prompts),
+        "edge_upper": edge_verdicts(favourable_at, upper, seeds, prompts)}}
 
 
 def main() -> None:
@@ -116,8 +121,7 @@ def main() -> None:
               "effects": rows}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     for row in rows:
-        print(f"{row['experiment']:22} {row['effect']:40} {row['design']} | {row['least_favourable']['design']} | "
-              f"{row['as_run']}")
+        print(f"{row['experiment']:22} {row['effect']:40} {row['tier_design']} | {row['as_run']}")
 
 
 if __name__ == "__main__":

@@ -248,7 +248,7 @@ def test_a_gpt2s_gpu_reservation_counts_what_sdpa_stores_by_hand():
     48 in float32 (its float32 intermediates); a block without its MLP keeps 13."""
     from iclab.compute.gpu_check import tier_shapes
 
-    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
+    spec = tier_shapes(ROOT / "tests" / "data" / "gpu_shapes.yaml")[0].spec
     assert spec["model"]["activation"] == "gelu_pytorch_tanh" and spec["train"]["precision"] == "bfloat16"
     size = cluster.model_size(spec)
     assert size.parameters == 9_437_184 and size.on_device == 394_752 * 256 * 34
@@ -268,7 +268,7 @@ def test_the_host_and_measured_device_reservations_of_a_gpu_training_by_hand():
     × 2 = 8,291 MB → 8,500 MB (without the context 6,500; MiB read as MB 8,000; the model's estimate 9,500)."""
     from iclab.compute.gpu_check import tier_shapes
 
-    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
+    spec = tier_shapes(ROOT / "tests" / "data" / "gpu_shapes.yaml")[0].spec
     assert cluster.model_size(spec).parameters == 9_437_184
     assert cluster.memory_mb(spec) == 4_500
     rates = cluster.GpuRates(card="H100", fits={}, memory_mb={cluster.step_key(spec): 3_000.0})
@@ -285,7 +285,7 @@ def test_a_gpu_step_estimated_from_the_anchors_by_hand():
     = 61.12 ms."""
     from iclab.compute.gpu_check import tier_shapes
 
-    shapes = tier_shapes(ROOT / "config" / "gpu_node.yaml")
+    shapes = tier_shapes(ROOT / "tests" / "data" / "gpu_shapes.yaml")
     spec = shapes[0].spec
     size = cluster.model_size(spec)
     assert size.flops_per_step == 2_395_342_503_936 and size.on_device == 3_435_921_408
@@ -363,7 +363,7 @@ def batched_single_index(members: int, steps: int | None = None) -> list[dict]:
     """``members`` specs of gpu_node's single_index GPT-2 (12 × 256, 257 points, bf16), batched, seeds apart."""
     from iclab.compute.gpu_check import tier_shapes
 
-    spec = tier_shapes(ROOT / "config" / "gpu_node.yaml")[0].spec
+    spec = tier_shapes(ROOT / "tests" / "data" / "gpu_shapes.yaml")[0].spec
     train = spec["train"] | {"batched": True} | ({} if steps is None else {"steps": steps})
     return [spec | {"train": train, "seed": seed} for seed in range(members)]
 

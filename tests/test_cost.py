@@ -270,7 +270,7 @@ def test_a_rates_file_replaces_the_anchors_estimate_for_the_shapes_and_family_it
 def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_path):
     """gpu_node's cost on one node: its GPT-2s in batched groups, not packed at the gain the H100 measured for GPT-2s
     alone (k = 2), and their packed hours a range; none measured for the LSTM; against a day; then a row per effect
-    of its power file with its experiment's GPU-hours."""
+    of the day in its power file with its experiment's GPU-hours, and the effects not in the day named."""
     power = REPO / "benchmarks" / "results" / "gpu_node_power.json"
     pack = REPO / "benchmarks" / "results" / "gpu_h100_2026-11-28" / "gpu_pack_longest_nvidia_h100_80gb_hbm3.json"
     main(["cost", "--config", str(REPO / "config" / "gpu_node.yaml"), "--node-cores", "16", "--power", str(power),
@@ -282,10 +282,15 @@ def test_cost_command_adds_the_one_gpu_node_and_a_row_per_effect(capsys, tmp_pat
     assert "packed hours conservative **" in printed and ", central **" in printed and ", optimistic **" in printed
     table = pd.read_csv(tmp_path / "cost.csv")
     effects = printed.split("## The effects")[1]
-    for row in json.loads(power.read_text())["effects"]:
+    rows = json.loads(power.read_text())["effects"]
+    for row in rows:
+        lines = [line for line in effects.splitlines() if line.startswith(f"| {row['effect']} ")]
+        if row["as_run"] is None:  # not in the day: named, no row
+            assert not lines and row["effect"] in effects.split("Not in the day")[1].split("\n")[0]
+            continue
         hours = table.loc[table["experiment"] == row["experiment"], "gpu_seconds"].sum() / 3600
-        line = next(line for line in effects.splitlines() if line.startswith(f"| {row['effect']} "))
-        assert f"{hours:,.3g}" in line, (line, hours)
+        assert f"{hours:,.3g}" in lines[0], (lines[0], hours)
+    assert sum(row["as_run"] is not None for row in rows) == 3  # the day's: ltb_table1's one, zfb_figure1's two
     assert (tmp_path / "cost.md").read_text().rstrip().endswith(effects.rstrip())
 
 

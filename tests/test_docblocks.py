@@ -290,7 +290,8 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
     """Two effects. An equivalence (margin 0.05) whose least favourable truth 0.07 lies outside it, run at 5 seeds
     where the paper's size needs 3, its least favourable power 0.5 below claims.POWER (bold); an ordering whose paper
     states no size (the CPU's −0.5 stands in), run at the design's seeds and prompts; an equivalence whose least
-    favourable truth lies on its margin (outside: inside is strict); an ordering "≥" (no margin written)."""
+    favourable truth lies on its margin (outside: inside is strict); an ordering "≥" (no margin written); an effect
+    not in the day (``as_run`` None), neither run nor counted."""
     def effect(name, relation, margin, source, truth, worst, seeds, ran, power_worst):
         return {"effect": name, "experiment": "x", "truth_source": source,
                 "spread": {"relation": relation, "margin": margin},
@@ -302,20 +303,24 @@ def test_the_power_table_block_of_a_hand_made_power_record(tmp_path):
         effect("near", "≈", 0.05, "paper: difference 0", 0.0, 0.07, 3, 5, 0.5),
         effect("helps", "<", 0.0, "paper: no size stated", -0.5, -0.5, 4, 4, 0.8),
         effect("edge", "≈", 0.05, "paper: difference 0", 0.0, -0.05, 3, 3, 0.9),
-        effect("at least", "≥", 0.0, "paper: 1", 1.0, 0.5, 3, 3, 0.9)]}, ensure_ascii=False))
+        effect("at least", "≥", 0.0, "paper: 1", 1.0, 0.5, 3, 3, 0.9),
+        effect("far", "<", 0.0, "paper: −2", -2.0, -1.0, 3, 3, 0.1) | {"as_run": None}]}, ensure_ascii=False))
     assert docrecords.power_table("power.json", tmp_path).splitlines()[2:] == [
         "| near | x | 0 | 0.07 (outside the margin ±0.05) | 5 (3 at the paper's size) | 2,000 | 0.90 | **0.50** |",
         "| helps | x | none stated: the CPU's −0.5 | −0.5 | 4 | 2,000 | 0.90 | 0.80 |",
         "| edge | x | 0 | −0.05 (outside the margin ±0.05) | 3 | 2,000 | 0.90 | 0.90 |",
-        "| at least | x | 1 | 0.5 | 3 | 2,000 | 0.90 | 0.90 |"]
-    assert docrecords.powered("power.json", tmp_path) == "3 of 4"  # 'near' at 0.50 under its least favourable truth
+        "| at least | x | 1 | 0.5 | 3 | 2,000 | 0.90 | 0.90 |",
+        "| far | x | −2 | −1 | not in the day |  |  |  |"]
+    # 'near' at 0.50 under its least favourable truth; 'far' is not in the day (its experiment at CPU size)
+    assert docrecords.powered("power.json", tmp_path) == "3 of 4"
 
 
 def test_the_power_bound_table_block_of_a_hand_made_power_record(tmp_path):
     """Two effects with the seed spread at its 80% upper bound: one from three seeds (2 degrees of freedom, sd 0.1 →
     0.2117: 2.12×), its power at the paper's size 0.9, at its least favourable truth 0.3 (bold) on the failing side
     ("to refute"), no design within the seed cap there; one from two seeds (1 → 3.95×), a power of exactly 0.80 not
-    bold, designs of 4 and 6 seeds. The edge's probabilities to three places."""
+    bold, designs of 4 and 6 seeds; one not in the day, its designs only. The edge's probabilities to three
+    places."""
     def effect(name, dof, sd, bound, powers, sides, designs):
         return {"effect": name, "spread": {"sd": sd},
                 "upper_bound": {"dof": dof, "sd": bound, "design": designs[0],
@@ -327,10 +332,13 @@ def test_the_power_bound_table_block_of_a_hand_made_power_record(tmp_path):
         effect("gap", 2, 0.1, 0.21169, (0.9, 0.3), ("holds", "fails"),
                ({"seeds": 3, "reason": ""}, {"seeds": 21, "reason": "over 20 seeds"})),
         effect("flat", 1, 1.0, 3.9472, (0.8, 0.79), ("holds", "holds"),
-               ({"seeds": 4, "reason": ""}, {"seeds": 6, "reason": ""}))]}))
+               ({"seeds": 4, "reason": ""}, {"seeds": 6, "reason": ""})),
+        effect("far", 2, 0.5, 1.05847, (0.0, 0.0), ("holds", "holds"),
+               ({"seeds": 13, "reason": ""}, {"seeds": 13, "reason": ""})) | {"as_run": None}]}))
     assert docrecords.power_bound_table("power.json", tmp_path).splitlines()[2:] == [
         "| gap | 2 | 2.12× | 0.90 | **0.30** (to refute) | 0.020, 0.012 | 3; over 20 seeds |",
-        "| flat | 1 | 3.95× | 0.80 | **0.79** | 0.020, 0.012 | 4; 6 |"]
+        "| flat | 1 | 3.95× | 0.80 | **0.79** | 0.020, 0.012 | 4; 6 |",
+        "| far | 2 | 2.12× | not in the day |  |  | 13; 13 |"]
 
 
 def test_the_table_block_reads_one_cell_of_a_hand_made_markdown_record(tmp_path):

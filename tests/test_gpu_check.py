@@ -20,7 +20,7 @@ from iclab.errors import UsageError
 from iclab.pipeline.plan import build_plan
 
 PAPER = REPO / "config" / "paper.yaml"
-GPU_DAY = REPO / "config" / "gpu_node.yaml"
+GPU_DAY = REPO / "tests" / "data" / "gpu_shapes.yaml"  # gpu_node before issue 101: every paper shape
 
 
 def read_rows(path):

@@ -16,7 +16,7 @@ from conftest import GPU_IMAGE_PRELUDE
 from iclab.compute import gpu_pack
 from iclab.compute.gpu_check import tiny
 
-GPU_DAY = Path(__file__).resolve().parents[1] / "config" / "gpu_node.yaml"
+GPU_DAY = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpu_shapes.yaml"  # gpu_node before 101
 
 
 def test_weights_digest_repeats_bit_for_bit_and_changes_with_the_seed():

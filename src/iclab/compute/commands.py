@@ -108,7 +108,8 @@ def run_gpu_check(args: argparse.Namespace) -> None:
 
 
 def arguments_gpu_backlog(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--config", type=Path, default=Path("config/paper.yaml"),
+                   help="the tier (default: %(default)s, every shape at the papers' size, gpu_node's among them)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
                    help="where gpu_backlog_<card>.json goes (default: %(default)s)")
     s.add_argument("--tiny", action="store_true", help="on the CPU at tiny widths and batches (a check of the backlog)")
@@ -125,7 +126,8 @@ def run_gpu_backlog(args: argparse.Namespace) -> None:
 
 
 def arguments_gpu_pack(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--config", type=Path, default=Path("config/gpu_node.yaml"), help="the tier (default: %(default)s)")
+    s.add_argument("--config", type=Path, default=Path("config/paper.yaml"),
+                   help="the tier (default: %(default)s, every shape at the papers' size, gpu_node's among them)")
     s.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"),
                    help="where gpu_pack_<shape>_<card>.json goes (default: %(default)s)")
     s.add_argument("--k", type=positive_int, default=4, help="trainings packed at once (default: %(default)s)")

@@ -490,8 +490,9 @@ def one_gpu(table: pd.DataFrame, full: Plan, cores: int, gpu_threads: int, threa
 
 
 def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
-    """A row per effect of a ``benchmarks/gpu_node_power.py`` result: the seeds and prompts the tier runs, their
-    power at the paper's size and at the least favourable plausible truth (``power.least_favourable``), and the
+    """A row per effect of a ``benchmarks/gpu_node_power.py`` result that the tier runs at the papers' shapes: the
+    seeds and prompts it runs, their power at the paper's size, at the least favourable plausible truth
+    (``power.least_favourable``) and at the paper's size with the seed spread at its upper bound, and the
     experiment's GPU-hours (effects of one experiment share them; models shared between experiments count once, at
     the first that needs them)."""
     gpu_h = table.groupby("experiment")["gpu_seconds"].sum() / 3600
@@ -500,8 +501,10 @@ def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
         "least favourable": row["least_favourable"]["design"]["truth"], "seeds": row["as_run"]["seeds"],
         "prompts": row["as_run"]["prompts"], "power": row["as_run"]["power"],
         "power (least favourable)": row["as_run"]["power_least_favourable"],
+        "power at the spread's bound": row["as_run"]["power_upper"],
         "experiment GPU-hours": gpu_h.get(row["experiment"], 0.0),
-    } for row in power["effects"]])
+    } for row in power["effects"] if row["as_run"] is not None])
+    left_out = ", ".join(row["effect"] for row in power["effects"] if row["as_run"] is None)
     return "\n".join([
         "## The effects",
         "",
@@ -509,7 +512,8 @@ def effects_markdown(power: dict[str, Any], table: pd.DataFrame) -> str:
         f"paper's size holds and at the least favourable plausible truth (an ordering claim at its CPU "
         f"effect-to-spread ratio, an equivalence at its CPU estimate where that lies nearer the edge); "
         f"{power['assumption']} "
-        f"(benchmarks/results/gpu_node_power.json).",
+        f"(benchmarks/results/gpu_node_power.json). Not in the day (their experiments run at CPU size): "
+        f"{left_out or 'none'}.",
         "",
         rows.to_markdown(index=False, floatfmt=",.3g"),
         "",

@@ -232,7 +232,8 @@ def power_table(name: str, root: Path) -> str:
     """The effects of a ``benchmarks/gpu_node_power.py`` record (``BENCHMARK_RESULTS``/``name``) as the tier runs
     them: each truth (an equivalence's least favourable one inside or outside its margin), the seeds and prompts run
     (with the paper's size's own design where it needs fewer) and the power of what runs under each truth, in bold
-    below the power a design aims at (``claims.POWER``)."""
+    below the power a design aims at (``claims.POWER``); "not in the day" where the tier runs the effect's
+    experiment at CPU size (``as_run`` None)."""
     power = json.loads(record_file(name, root, f"power-table {name}").read_text())
     lines = ["| effect | experiment | paper's size | least favourable | seeds run | prompts run | power, paper's size "
              "| power, least favourable |", "|---|---|---|---|---|---|---|---|"]
@@ -246,6 +247,10 @@ def power_table(name: str, root: Path) -> str:
         if spread["relation"] == "≈":
             side = "inside" if abs(worst["truth"]) < spread["margin"] else "outside"
             least += f" ({side} the margin ±{spread['margin']:.2g})"
+        if ran is None:  # not in the day: its experiment runs at CPU size there
+            row = [effect["effect"], effect["experiment"], truth, least, "not in the day", "", "", ""]
+            lines.append("| " + " | ".join(row) + " |")
+            continue
         seeds = f"{ran['seeds']}" + (f" ({paper['seeds']} at the paper's size)"
                                      if paper["seeds"] < ran["seeds"] else "")
         prompts = f"{ran['prompts']:,}" + (f" ({paper['prompts']:,} at the paper's size)"
@@ -261,33 +266,41 @@ def power_bound_table(name: str, root: Path) -> str:
     the degrees of freedom behind it and its factor over the estimate, the tier's power at the bound under each truth
     (bold below ``claims.POWER``; "to refute" where that truth lies on the claim's failing side), P(holds) and
     P(fails) at the region's edge (at the estimated spread), and the seeds a design at the bound needs under each
-    truth ("over N" past ``power.MAX_SEEDS``)."""
+    truth ("over N" past ``power.MAX_SEEDS``); "not in the day" where the tier does not run the effect at the papers'
+    shapes."""
     power = json.loads(record_file(name, root, f"power-bound-table {name}").read_text())
+
+    def shown(power: float, side: str) -> str:
+        text = f"{power:.2f}" if power >= POWER else f"**{power:.2f}**"
+        return text + (" (to refute)" if side == "fails" else "")
+
+    def seeds(design: dict) -> str:
+        return f"{design['seeds']}" if not design["reason"] else design["reason"]
+
     lines = ["| effect | spread's degrees of freedom | its bound, × the estimate | power at the bound, paper's size "
              "| power at the bound, least favourable | at the edge: P(holds), P(fails) | seeds a design at the bound "
              "needs (paper's size; least favourable) |", "|---|---|---|---|---|---|---|"]
     for effect in power["effects"]:
         bound, ran = effect["upper_bound"], effect["as_run"]
-
-        def shown(power: float, side: str) -> str:
-            text = f"{power:.2f}" if power >= POWER else f"**{power:.2f}**"
-            return text + (" (to refute)" if side == "fails" else "")
-
-        def seeds(design: dict) -> str:
-            return f"{design['seeds']}" if not design["reason"] else design["reason"]
+        designs = f"{seeds(bound['design'])}; {seeds(bound['least_favourable']['design'])}"
+        if ran is None:
+            row = [effect["effect"], f"{bound['dof']}", f"{bound['sd'] / effect['spread']['sd']:.2f}×",
+                   "not in the day", "", "", designs]
+            lines.append("| " + " | ".join(row) + " |")
+            continue
 
         row = [effect["effect"], f"{bound['dof']}", f"{bound['sd'] / effect['spread']['sd']:.2f}×",
                shown(ran["power_upper"], ran["side"]),
                shown(ran["power_least_favourable_upper"], ran["side_least_favourable"]),
-               f"{ran['edge']['holds']:.3f}, {ran['edge']['fails']:.3f}",
-               f"{seeds(bound['design'])}; {seeds(bound['least_favourable']['design'])}"]
+               f"{ran['edge']['holds']:.3f}, {ran['edge']['fails']:.3f}", designs]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
 
 def powered(name: str, root: Path) -> str:
     """How many effects of a ``benchmarks/gpu_node_power.py`` record the tier runs at the power a design aims at
-    (``claims.POWER``) under both truths, out of how many: "8 of 9"."""
-    effects = json.loads(record_file(name, root, f"powered {name}").read_text())["effects"]
+    (``claims.POWER``) under both truths, out of how many it runs (those of the day): "2 of 3"."""
+    effects = [e for e in json.loads(record_file(name, root, f"powered {name}").read_text())["effects"]
+               if e["as_run"] is not None]
     enough = sum(min(e["as_run"]["power"], e["as_run"]["power_least_favourable"]) >= POWER for e in effects)
     return f"{enough} of {len(effects)}"

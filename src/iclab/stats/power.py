@@ -79,6 +79,12 @@ EFFECTS = (
 )
 
 
+# The experiments gpu_node runs at the papers' shapes (issue 101): the narrower set whose tier design packs into a
+# day's 20 hours at the conservative end (docs/gpu_node.md#why-these-effects). The other effects are designed here,
+# but their experiments run there at the default's CPU size, where they decide nothing.
+DAY_EXPERIMENTS = ("ltb_table1", "zfb_figure1")
+
+
 @dataclass(frozen=True)
 class Spread:
     """What a run at CPU size measured of an effect's claim: its estimate, relation and margin, the seeds, one seed's
@@ -164,6 +170,24 @@ class Design:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def tier_design(effect: Effect, spread: Spread) -> Design:
+    """What a tier runs for ``effect`` (issue 101): the design at the paper's size (``favourable_truth``) with the seed
+    spread at its 80% upper confidence bound (``upper_spread``), its seeds and prompts raised to those of the least
+    favourable truth's design at the estimated spread wherever that needs more (and has one). Its power is the one at
+    the bound at the paper's size. Where no design at the bound fits ``MAX_SEEDS`` (or the prompts' cap), that design
+    is returned, NaN power and its reason: the effect is not powered in a tier."""
+    truth = favourable_truth(effect, spread)
+    upper = upper_spread(spread)
+    at_bound = design(truth, upper)
+    if not math.isfinite(at_bound.power):
+        return at_bound
+    worst = design(*least_favourable(effect, spread))
+    if not math.isfinite(worst.power):
+        return at_bound
+    seeds, prompts = max(at_bound.seeds, worst.seeds), max(at_bound.prompts, worst.prompts)
+    return Design(truth, prompts, seeds, power_as_run(truth, upper, seeds, prompts))
 
 
 def power_as_run(truth: float, spread: Spread, seeds: int, prompts: int, level: float = LEVEL) -> float:
