@@ -175,6 +175,46 @@ def test_batches_from_producer_processes_are_the_batches_made_in_turn():
         BatchFeed(make, 0, 40, torch.device("cpu"), ahead=False, producers=2)
 
 
+def test_producers_keep_depth_times_their_count_of_steps_in_flight_and_one_torch_thread_each(monkeypatch):
+    """With P = 3 producers (a stand-in pool that makes each batch when it is taken) the feed hands out steps 0, 1,
+    2, … in order and has submitted exactly DEPTH × P = 6 steps when it takes the first back, DEPTH × P + k when it
+    takes step k (never more in flight: the window); near the end it drains what is left. A producer process
+    starts with one torch thread (the job's cores are counted)."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    from iclab.fit import prefetch
+
+    submitted = []
+
+    class StandInPool:
+        def __init__(self, workers, mp_context, initializer, initargs):
+            assert workers == 3
+
+        def submit(self, function, step):
+            submitted.append(step)
+            future = Future()  # its batch: xs a (1, 1, 1) array holding the step
+            future.result = lambda: (taken_at.append(len(submitted)),
+                                     SimpleNamespace(xs=np.full((1, 1, 1), step), ys=np.zeros((1, 1))))[1]
+            return future
+
+        def shutdown(self, cancel_futures):
+            pass
+
+    taken_at = []
+    monkeypatch.setattr(prefetch, "ProcessPoolExecutor", StandInPool)
+    with prefetch.BatchFeed(lambda step: None, 0, 10, torch.device("cpu"), ahead=True, producers=3) as feed:
+        steps = [int(xs.item()) for xs, _ in feed]
+    assert steps == list(range(10)) and submitted == list(range(10))
+    assert prefetch.DEPTH == 2 and taken_at == [6, 7, 8, 9, 10, 10, 10, 10, 10, 10]
+    threads = torch.get_num_threads()
+    try:
+        prefetch.install(lambda step: None)
+        assert torch.get_num_threads() == 1 and prefetch.PRODUCER_MAKE(5) is None
+    finally:
+        torch.set_num_threads(threads)
+
+
 class FailsAt:
     """A picklable batch maker (a producer process imports it) that fails at one step."""
 

@@ -119,8 +119,10 @@ class Shape:
 
 def full_shape(job: TrainJob) -> TrainJob:
     """``job`` at its full shape from the first step (no curriculum), seed 0, alone: a batched group's member as one
-    model (its rows have ``group_size`` 1; ``cluster.batched_step_seconds`` reads them as a member's step)."""
-    return replace(job, train=replace(job.train, curriculum=None, batched=False), seed=0)
+    model (its rows have ``group_size`` 1; ``cluster.batched_step_seconds`` reads them as a member's step), and its
+    eager step (a captured step's kernels are the eager step's, which these rows count; backlog row 9 times the
+    captured one)."""
+    return replace(job, train=replace(job.train, curriculum=None, batched=False, capture=False), seed=0)
 
 
 def first_experiments(plan) -> dict[str, str]:
