@@ -477,6 +477,22 @@ def test_a_captured_steps_gpu_time_by_hand(tmp_path: Path):
         "batched and captured: estimated from one member's kernels (counted on H100) and peak shares")
 
 
+def test_a_captured_gpt2_step_predicts_at_every_position_by_hand():
+    """Table 1's GPT-2 (token matrix, 128 × 6 × 4, n = 41, batch 64) trained at the last query: eagerly it runs n = 41
+    tokens and reads one, 64 × (6 · 2,552 · 128² + 12 · 8,446 · 128) = 16,886,071,296 FLOPs a step; captured, its
+    loss masked on the device, it predicts at every position: 2n = 82 tokens, 41 read, dense 5 · 12 · 82 + 2 · 82 +
+    10 · 41 = 5,494 and attention 5 · 82² + 41 · 82 = 36,982 E-multiples, 64 × (6 · 5,494 · 128² + 12 · 36,982 · 128)
+    = 38,200,737,792 (2.26×). A model read at every position already costs the same either way."""
+    job = {"model": {"name": "gpt2", "n_embd": 128, "n_layer": 6, "n_head": 4, "prompt_format": "token_matrix"},
+           "task": {"d": 20, "n_points": 41}, "train": {"steps": 500_000, "batch_size": 64}}
+    captured = job | {"train": job["train"] | {"capture": True}}
+    assert cluster.model_size(job).flops_per_step == 16_886_071_296
+    assert cluster.model_size(captured).flops_per_step == 38_200_737_792
+    every = {key: job[key] | ({"loss_positions": "all"} if key == "train" else {}) for key in job}
+    assert cluster.model_size(every | {"train": every["train"] | {"capture": True}}).flops_per_step == (
+        cluster.model_size(every).flops_per_step)
+
+
 def test_a_batched_group_on_a_cpu_counts_its_members_by_hand():
     """On a CPU (no GPU allowed) single_index's member steps in 5 ms + 394,752 token-layers × 6 µs + 2.3953e12 FLOPs
     / 4e10 = 62.2571 s. A batched group of 4 counts its members one after another: 300 + 4 × 1,000 × 62.2571 =

@@ -183,13 +183,15 @@ def gpt2_step_size(model: dict[str, Any], n: int, train: dict[str, Any]) -> Size
     tokens (interleaved; a token-matrix model trained at every position runs its n labelled tokens and n queries in
     one pass), n for a token-matrix model trained at the last query. The last block projects keys and values
     (2 · E² a token) at every token and the rest only at the tokens read (``GPT2Learner.read_states``): every query
-    when the loss is at every position, else the last one."""
+    when the loss is at every position, else the last one. A captured step (``train.capture``) predicts at every
+    position whatever its loss reads (``sgd.masked_prompt_loss``: the read length lives on the device), so it counts
+    as every position."""
     batch = train["batch_size"]
     embd, layers, heads = model["n_embd"], model["n_layer"], model["n_head"]
     per_token = 12 if model.get("mlp", True) else 4  # a block's E² multiply-adds a token
     parameters = per_token * layers * embd**2
     interleaved = model.get("prompt_format", "interleaved") == "interleaved"
-    every_position = train.get("loss_positions", "last") == "all"
+    every_position = train.get("loss_positions", "last") == "all" or train.get("capture", False)
     tokens = 2 * n if interleaved or every_position else n
     read = n if every_position else 1
     dense = (layers - 1) * per_token * tokens + 2 * tokens + (per_token - 2) * read  # E² multiples, fwd
