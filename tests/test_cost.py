@@ -330,6 +330,7 @@ def test_a_day_is_20_packed_hours_everywhere_by_hand():
     assert packing.day_verdict(21 * hour, 2 * hour).startswith("1.1× over: their steps would have to run 1.1× faster")
     assert packing.day_verdict(21 * hour, 21 * hour).startswith("cannot fit at any rate")
     assert packing.day_verdict(20 * hour, 20 * hour) == "fits: 20.0 h of a day's 20"
+    assert packing.day_verdict(17.1 * hour, 1.4 * hour) == "fits: 17.1 h of a day's 20"  # gpu_node's, issue 101
 
 
 def test_the_day_verdicts_bounds_are_inclusive_and_its_hours_exact_by_hand():

@@ -160,12 +160,17 @@ def test_the_seed_spreads_upper_bound_by_hand_and_by_monte_carlo():
     assert np.mean(samples.std(axis=1, ddof=1) * factor >= 1.0) == pytest.approx(0.8, abs=0.004)
     with pytest.raises(ValueError, match="a spread of 1 seed"):
         upper_spread(replace(three, seeds=1))
+    # at 50% the bound is the χ²₂ median's, 2 ln 2: s·√(1 / ln 2) = 1.2011 s; 0 and 1 are no confidence
+    assert upper_spread(replace(three, sd=1.0), confidence=0.5).sd == pytest.approx(math.sqrt(1 / math.log(2)))
+    for bad in (0.0, 1.0):
+        with pytest.raises(ValueError, match=f"confidence {bad}: allowed strictly between 0 and 1"):
+            upper_spread(three, confidence=bad)
 
 
 def test_the_side_and_the_edge_of_a_claims_region_by_hand():
     """"≈" with margin 0.05: a truth of 0.093 lies outside (fails), its nearest edge 0.05; −0.01 inside (holds), edge
     −0.05. "<" with margin 0.2 (region below −0.2): −1 holds, its one finite edge −0.2; ">" margin 0: 0.034 holds at
-    edge 0."""
+    edge 0. On an edge itself: ±0.05 hold (the equivalence includes them), −0.2 and 0 fail (strict orderings)."""
     near = Spread(estimate=0.0, relation="≈", margin=0.05, seeds=3, sd=0.03, mc_se=0.001, prompts=1000)
     assert (side(0.093, near), region_edge(0.093, near)) == ("fails", 0.05)
     assert (side(-0.01, near), region_edge(-0.01, near)) == ("holds", -0.05)
@@ -173,6 +178,9 @@ def test_the_side_and_the_edge_of_a_claims_region_by_hand():
     assert (side(-1.0, below), region_edge(-1.0, below), side(-0.1, below)) == ("holds", -0.2, "fails")
     above = replace(near, relation=">", margin=0.0)
     assert (side(0.034, above), region_edge(0.034, above)) == ("holds", 0.0)
+    # on an edge: an equivalence includes its ends, a strict ordering does not
+    assert (side(0.05, near), side(-0.05, near), side(-0.2, below), side(0.0, above)) == (
+        "holds", "holds", "fails", "fails")
 
 
 def test_at_the_regions_edge_each_verdict_has_the_looks_error_by_hand():

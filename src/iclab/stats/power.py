@@ -135,10 +135,13 @@ def upper_spread(spread: Spread, confidence: float = SPREAD_CONFIDENCE) -> Sprea
 
 
 def side(truth: float, spread: Spread) -> str:
-    """The verdict a decision at ``truth`` would be: "holds" inside the claim's region, else "fails" (a design there
-    has power to refute the claim, and P(holds) is about 0)."""
-    start, end, _, _ = region(spread.relation, spread.margin)
-    return "holds" if start <= truth <= end else "fails"
+    """The verdict a decision at ``truth`` would be: "holds" inside the claim's region (its ends as the region
+    includes them: an equivalence's, not a strict ordering's), else "fails" (a design there has power to refute the
+    claim, and P(holds) is about 0)."""
+    start, end, start_in, end_in = region(spread.relation, spread.margin)
+    above_start = start <= truth if start_in else start < truth
+    below_end = truth <= end if end_in else truth < end
+    return "holds" if above_start and below_end else "fails"
 
 
 def region_edge(truth: float, spread: Spread) -> float:
