@@ -475,6 +475,11 @@ def test_a_captured_steps_gpu_time_by_hand(tmp_path: Path):
         "measured on H100; captured, its kernels not counted: the eager step")
     assert cluster.group_gpu_basis(captured(batched_single_index(2)), counted) == (
         "batched and captured: estimated from one member's kernels (counted on H100) and peak shares")
+    # a captured group bound by its kernels: 2.0 × 20,000 × 3 µs = 0.12 s over the device's 44.69 ms; an eager group
+    # whose shape's kernels were counted keeps the eager step's basis
+    assert cluster.group_step_seconds(captured(batched_single_index(2)), many) == pytest.approx(0.12)
+    assert cluster.group_gpu_basis(batched_single_index(2), counted) == (
+        "batched: estimated from one member's step (measured on H100) and peak shares")
 
 
 def test_a_captured_gpt2_step_predicts_at_every_position_by_hand():

@@ -278,7 +278,7 @@ def power_bound_table(name: str, root: Path) -> str:
         return f"{design['seeds']}" if not design["reason"] else design["reason"]
 
     lines = ["| effect | spread's degrees of freedom | its bound, × the estimate | power at the bound, paper's size "
-             "| power at the bound, least favourable | at the edge: P(holds), P(fails) | seeds a design at the bound "
+             "| power at the bound, least favourable | at the edge, the spread measured: P(holds), P(fails) | seeds a design at the bound "
              "needs (paper's size; least favourable) |", "|---|---|---|---|---|---|---|"]
     for effect in power["effects"]:
         bound, ran = effect["upper_bound"], effect["as_run"]
