@@ -326,7 +326,8 @@ def test_the_power_bound_table_block_of_a_hand_made_power_record(tmp_path):
                 "upper_bound": {"dof": dof, "sd": bound, "design": designs[0],
                                 "least_favourable": {"design": designs[1]}},
                 "as_run": {"power_upper": powers[0], "power_least_favourable_upper": powers[1], "side": sides[0],
-                           "side_least_favourable": sides[1], "edge": {"holds": 0.0198, "fails": 0.01234}}}
+                           "side_least_favourable": sides[1], "edge": {"holds": 0.0198, "fails": 0.01234},
+                           "edge_upper": {"holds": 0.0191, "fails": 0.0186}}}
     (tmp_path / docrecords.BENCHMARK_RESULTS).mkdir(parents=True)
     (tmp_path / docrecords.BENCHMARK_RESULTS / "power.json").write_text(json.dumps({"effects": [
         effect("gap", 2, 0.1, 0.21169, (0.9, 0.3), ("holds", "fails"),
@@ -336,8 +337,8 @@ def test_the_power_bound_table_block_of_a_hand_made_power_record(tmp_path):
         effect("far", 2, 0.5, 1.05847, (0.0, 0.0), ("holds", "holds"),
                ({"seeds": 13, "reason": ""}, {"seeds": 13, "reason": ""})) | {"as_run": None}]}))
     assert docrecords.power_bound_table("power.json", tmp_path).splitlines()[2:] == [
-        "| gap | 2 | 2.12× | 0.90 | **0.30** (to refute) | 0.020, 0.012 | 3; over 20 seeds |",
-        "| flat | 1 | 3.95× | 0.80 | **0.79** | 0.020, 0.012 | 4; 6 |",
+        "| gap | 2 | 2.12× | 0.90 | **0.30** (to refute) | 0.020, 0.012; 0.019, 0.019 | 3; over 20 seeds |",
+        "| flat | 1 | 3.95× | 0.80 | **0.79** | 0.020, 0.012; 0.019, 0.019 | 4; 6 |",
         "| far | 2 | 2.12× | not in the day |  |  | 13; 13 |"]
 
 

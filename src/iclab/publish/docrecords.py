@@ -265,9 +265,9 @@ def power_bound_table(name: str, root: Path) -> str:
     """The same record's effects with each seed spread at its 80% upper confidence bound (``power.upper_spread``):
     the degrees of freedom behind it and its factor over the estimate, the tier's power at the bound under each truth
     (bold below ``claims.POWER``; "to refute" where that truth lies on the claim's failing side), P(holds) and
-    P(fails) at the region's edge (at the estimated spread), and the seeds a design at the bound needs under each
-    truth ("over N" past ``power.MAX_SEEDS``); "not in the day" where the tier does not run the effect at the papers'
-    shapes."""
+    P(fails) at the region's edge (at the spread measured and at its bound), and the seeds a design at the bound
+    needs under each truth ("over N" past ``power.MAX_SEEDS``); "not in the day" where the tier does not run the
+    effect at the papers' shapes."""
     power = json.loads(record_file(name, root, f"power-bound-table {name}").read_text())
 
     def shown(power: float, side: str) -> str:
@@ -278,8 +278,9 @@ def power_bound_table(name: str, root: Path) -> str:
         return f"{design['seeds']}" if not design["reason"] else design["reason"]
 
     lines = ["| effect | spread's degrees of freedom | its bound, × the estimate | power at the bound, paper's size "
-             "| power at the bound, least favourable | at the edge, the spread measured: P(holds), P(fails) | seeds a design at the bound "
-             "needs (paper's size; least favourable) |", "|---|---|---|---|---|---|---|"]
+             "| power at the bound, least favourable | at the edge: P(holds), P(fails) at the spread measured; at its "
+             "bound | seeds a design at the bound needs (paper's size; least favourable) |",
+             "|---|---|---|---|---|---|---|"]
     for effect in power["effects"]:
         bound, ran = effect["upper_bound"], effect["as_run"]
         designs = f"{seeds(bound['design'])}; {seeds(bound['least_favourable']['design'])}"
@@ -292,7 +293,8 @@ def power_bound_table(name: str, root: Path) -> str:
         row = [effect["effect"], f"{bound['dof']}", f"{bound['sd'] / effect['spread']['sd']:.2f}×",
                shown(ran["power_upper"], ran["side"]),
                shown(ran["power_least_favourable_upper"], ran["side_least_favourable"]),
-               f"{ran['edge']['holds']:.3f}, {ran['edge']['fails']:.3f}", designs]
+               f"{ran['edge']['holds']:.3f}, {ran['edge']['fails']:.3f}; "
+               f"{ran['edge_upper']['holds']:.3f}, {ran['edge_upper']['fails']:.3f}", designs]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
