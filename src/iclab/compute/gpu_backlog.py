@@ -195,7 +195,7 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
     batched = len(jobs) > 1
     _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
     optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=captured and device.type == "cuda")
-    step_of = captured_step(learner, optimizer, cfg, device) if captured else None
+    step_of = captured_step(learner, optimizer, cfg, device, record_steps=1) if captured else None  # losses unread
     make = BatchMaker(cfg, (task,) * len(jobs), tuple(job.seed for job in jobs), (None,) * len(jobs), batched)
     batches = [make(step) for step in range(warmup + steps)]  # fresh prompts (no pretraining set)
     prompts = [tuple(torch.from_numpy(a).to(device) for a in (b.xs, b.ys)) for b in batches]  # (G,) B, K, d; B, K

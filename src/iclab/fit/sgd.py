@@ -264,7 +264,7 @@ def masked_prompt_loss(model: nn.Module, xs: torch.Tensor, ys: torch.Tensor, pos
 
 
 def captured_step(learner, optimizer: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device,
-                  record_steps: int = 1) -> CapturedStep:
+                  record_steps: int) -> CapturedStep:
     """``train.capture``'s step of ``learner``: ``capture.CapturedStep`` with the loss masked to each stage's points
     (``masked_prompt_loss`` at ``cfg.loss_positions``), its losses recorded in ``record_steps`` rows."""
     return CapturedStep(learner, optimizer, cfg, lambda model, xs, ys, read: masked_prompt_loss(
