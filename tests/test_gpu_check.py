@@ -311,6 +311,36 @@ def test_the_capture_rows_time_each_batched_group_both_ways_and_repeat_bit_for_b
     assert all(row["eager_s"] > 0 and row["captured_s"] > 0 and row["captured_on"] == "uncaptured (cpu)" for row in rows)
 
 
+def test_a_timed_learner_and_a_capture_row_by_hand(monkeypatch):
+    """With stand-in clocks: a run told to start at epoch 103 when the clock reads 100 sleeps 3 s first; its clock
+    starts at the warm-up's end (perf_counter 10 there, 16 at the end: 6 s over 3 timed steps, 2 s a step) and its
+    window is the epoch clock's (100, 100). The capture row times the eager step, then the captured one twice (the
+    second to repeat the first bit for bit) and reports their ratio: 0.3 s over 0.1 s is 3.0."""
+    from iclab.compute import gpu_backlog
+    from iclab.compute.gpu_check import tiny
+
+    slept, ticks = [], iter([10.0, 16.0])
+    monkeypatch.setattr(gpu_backlog.time, "time", lambda: 100.0)
+    monkeypatch.setattr(gpu_backlog.time, "sleep", slept.append)
+    monkeypatch.setattr(gpu_backlog.time, "perf_counter", lambda: next(ticks))
+    shape = tiny(gpu_check.tier_shapes(GPU_DAY)[0])
+    _, seconds, window, fallback = gpu_backlog.timed_learner([shape.job, shape.job], torch.device("cpu"), 3, warmup=2,
+                                                             start_at=103.0)
+    assert (slept, seconds, window, fallback) == ([3.0], 2.0, (100.0, 100.0), None)
+    calls = []
+
+    def timed(jobs, device, steps, warmup, captured=False):
+        calls.append(captured)
+        return torch.nn.Linear(1, 1), (0.1 if captured else 0.3), (0.0, 0.0), None
+
+    monkeypatch.setattr(gpu_backlog, "timed_learner", timed)
+    torch.manual_seed(0)
+    row = gpu_backlog.captured_steps("x", [shape.job, shape.job], torch.device("cpu"), 3, 2)
+    assert calls == [False, True, True] and row["eager_over_captured"] == pytest.approx(3.0)
+    assert (row["eager_s"], row["captured_s"], row["group_size"], row["steps_timed"]) == (0.3, 0.1, 2, 3)
+    assert row["repeat_bit_for_bit"] is False  # two freshly drawn Linear layers differ
+
+
 def test_the_batched_agreement_is_read_by_hand():
     """Two members, by hand: losses 2 and 4 against 2.5 and 4 (relative 0.25 and 0), gradients (1, −4) and (2, 0)
     against (1.5, −4) and (2, 0.1) (0.5 of 4, 0.1 of 2: 0.125 and 0.05). The group of two, reordered, holds the same
