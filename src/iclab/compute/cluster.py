@@ -419,7 +419,7 @@ def gpu_basis(job: dict[str, Any], rates: GpuRates | None) -> str:
     """Where a GPU estimate of ``job`` comes from: "measured on <card>" (its shape), "fitted on <card>" (its family's
     fit) or "estimated (anchors)" (``gpu_step_seconds``); a captured step's, "captured: its kernels counted on
     <card>, a scenario's time a kernel and peak shares", or where no row counted them, the eager step's basis."""
-    if captured(job) and captured_kernels(job, rates) is not None:
+    if captured_kernels(job, rates) is not None:
         return f"captured: its kernels counted on {rates.card}, a scenario's time a kernel and peak shares"
     basis = (rates.basis(job) if rates is not None else None) or "estimated (anchors)"
     return basis + ("; captured, its kernels not counted: the eager step" if captured(job) else "")
@@ -431,14 +431,15 @@ def captured(job: dict[str, Any]) -> bool:
 
 
 def captured_kernels(job: dict[str, Any], rates: GpuRates | None) -> float | None:
-    """The kernels one step of ``job``'s shape launches, where a rates row profiled it (``kernels_per_step``)."""
-    return None if rates is None else rates.kernels.get(step_key(job))
+    """The kernels one step of a captured ``job``'s shape launches, where a rates row profiled it
+    (``kernels_per_step``); None for a job that is not captured, or whose shape no row counted."""
+    return rates.kernels.get(step_key(job)) if captured(job) and rates is not None else None
 
 
 def captured_step_seconds(job: dict[str, Any], scenario: Scenario, rates: GpuRates | None) -> float | None:
     """A captured step of one model under ``scenario``: the longer of its kernels run back to back from the graph
     (``kernel_s`` each: the host launches once) and the device's time at the scenario's share of the peak
-    (``gpu_device_seconds``); None where no rates row counted its kernels."""
+    (``gpu_device_seconds``); None for a job that is not captured, or whose kernels no rates row counted."""
     kernels = captured_kernels(job, rates)
     if kernels is None:
         return None
@@ -455,7 +456,7 @@ def estimated_seconds(job: dict[str, Any], on: str, rates: GpuRates | None = Non
     size = model_size(job)
     if on == "cpu":
         return START_UP_S + size.steps * cpu_step_seconds(job, size)
-    step = captured_step_seconds(job, scenario or CONSERVATIVE, rates) if captured(job) else None
+    step = captured_step_seconds(job, scenario or CONSERVATIVE, rates)
     if step is None:
         step = rates.step_seconds(job, size.flops_per_step) if rates is not None else None
     return START_UP_S + size.steps * (gpu_step_seconds(job, size) if step is None else step)
@@ -573,7 +574,7 @@ def batched_step_seconds(jobs: list[dict[str, Any]], scenario: Scenario, rates: 
     back at ``kernel_s`` each (where a row counted them); the device runs the G trained members' FLOPs at the
     scenario's share of the peak and moves their bytes (``gpu_device_seconds``' count) at ``CARD_BANDWIDTH``."""
     job, size = jobs[0], model_size(jobs[0])
-    kernels = captured_kernels(job, rates) if captured(job) else None
+    kernels = captured_kernels(job, rates)
     if kernels is not None:
         host = scenario.kernel_ratio * kernels * scenario.kernel_s
     else:
@@ -591,7 +592,7 @@ def group_gpu_basis(jobs: list[dict[str, Any]], rates: GpuRates | None) -> str:
         return gpu_basis(jobs[0], rates)
     if rates is not None and rates.group_step_seconds(jobs[0], members) is not None:
         return f"batched: measured on {rates.card} at G = {members}"
-    if captured(jobs[0]) and captured_kernels(jobs[0], rates) is not None:
+    if captured_kernels(jobs[0], rates) is not None:
         return f"batched and captured: estimated from one member's kernels (counted on {rates.card}) and peak shares"
     return f"batched: estimated from one member's step ({gpu_basis(jobs[0], rates)}) and peak shares"
 

@@ -52,6 +52,7 @@ from iclab.compute.gpu_check import (WARMUP_STEPS, Shape, agreement_rows, card_n
 from iclab.config import load
 from iclab.errors import UsageError
 from iclab.fit.batched import Batched, ModelGroup, stacked_batch
+from iclab.fit.capture import graphs_on
 from iclab.fit.sgd import (Alone, BatchMaker, batch_at, captured_step, deterministic_kernels, learner_step,
                            loss_points, make_optimizer, matmul_precision, prompt_loss, seeded_learner, seeded_model)
 from iclab.pipeline.plan import build_plan
@@ -194,7 +195,7 @@ def timed_learner(jobs: list[TrainJob], device: torch.device, steps: int, warmup
         cfg = replace(cfg, capture=True, schedule="constant")
     batched = len(jobs) > 1
     _, learner = seeded_learner(jobs, [task] * len(jobs), device, batched)
-    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=captured and device.type == "cuda")
+    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=cfg.capture and graphs_on(device))
     step_of = captured_step(learner, optimizer, cfg, device, record_steps=1) if captured else None  # losses unread
     make = BatchMaker(cfg, (task,) * len(jobs), tuple(job.seed for job in jobs), (None,) * len(jobs), batched)
     batches = [make(step) for step in range(warmup + steps)]  # fresh prompts (no pretraining set)

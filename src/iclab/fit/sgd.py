@@ -32,7 +32,7 @@ from iclab.checkpoints import load_checkpoint, save_checkpoint
 from iclab.errors import UsageError
 from iclab.fit.base import SNAPSHOT_PREFIX, TrainingDiverged, param_dims
 from iclab.fit.batched import Batched, ModelGroup, check_group, group_hash, stacked_batch
-from iclab.fit.capture import CapturedStep
+from iclab.fit.capture import CapturedStep, graphs_on
 from iclab.fit.configs import TrainConfig
 from iclab.fit.prefetch import BatchFeed
 from iclab.fit.tf32 import emulated_tf32
@@ -488,7 +488,7 @@ def train_models(jobs: list, *, batched: bool, checkpoint: Path | None, checkpoi
     models, learner = seeded_learner(jobs, tasks, device, batched)
     name, names = group_hash(jobs) if batched else jobs[0].hash, [job.hash for job in jobs]
     warn_slow_bf16(name, cfg, device)
-    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=cfg.capture and device.type == "cuda")
+    optimizer = make_optimizer(cfg, learner.module.parameters(), capturable=cfg.capture and graphs_on(device))
     losses = np.full((len(jobs), cfg.steps), np.nan)  # (G, steps)
     snapshots, diverged, start = [Snapshots(steps=[], params={}) for _ in jobs], {}, 0
     state = load_checkpoint(checkpoint, name)
